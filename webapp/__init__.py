@@ -1,0 +1,86 @@
+"""A self-hosted virtual waiting room with live chat rooms.
+
+``create_app()`` is the WSGI factory: ``gunicorn 'webapp:create_app()'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from webapp import config
+from webapp.domain.lobby import Lobby
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.sweeper import Sweeper
+from webapp.redis.connection import connect, ensure_redis_url
+from webapp.redis.keys import Keys
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    app = Flask(
+        __name__,
+        template_folder=str(ROOT / "templates"),
+        static_folder=str(ROOT / "static"),
+    )
+    app.config.from_object(config.Defaults)
+    app.config.from_prefixed_env("WEBAPP")
+    if test_config:
+        app.config.update(test_config)
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+
+    data_dir = Path(app.config["DATA_DIR"])
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = _stored_secret(data_dir)
+    url = app.config["REDIS_URL"] or ensure_redis_url(data_dir)
+    log.info("Redis: %s", _redacted(url))
+
+    client = connect(url)
+    rooms = WaitingRooms(client, Keys(app.config["REDIS_PREFIX"]), clock=app.config["CLOCK"])
+    app.extensions["redis"] = client
+    app.extensions["rooms"] = rooms
+    app.extensions["lobby"] = Lobby(rooms, refresh=app.config["STATS_REFRESH"])
+
+    from webapp.views import api, errors
+
+    errors.init_app(app)
+    app.register_blueprint(api.bp)
+
+    if app.config["SWEEP_INTERVAL"]:
+        sweeper = Sweeper(rooms, float(app.config["SWEEP_INTERVAL"]))
+        sweeper.start()
+        app.extensions["sweeper"] = sweeper
+    return app
+
+
+def _stored_secret(data_dir: Path) -> str:
+    """A random secret kept on disk, so every worker and restart signs alike."""
+    path = data_dir / "secret_key"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        # Written aside, then linked into place: a racing worker never reads half a key.
+        draft = data_dir / f".secret_key.{os.getpid()}"
+        draft.write_text(secrets.token_urlsafe(48))
+        draft.chmod(0o600)
+        with contextlib.suppress(FileExistsError):
+            os.link(draft, path)
+        draft.unlink()
+    log.warning("WEBAPP_SECRET_KEY is not set; using the key stored in %s", path)
+    return path.read_text().strip()
+
+
+def _redacted(url: str) -> str:
+    if "@" in url:
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return url

@@ -1,0 +1,57 @@
+--!include room_lib.lua
+-- room_join.lua: a visitor asks to enter a room.
+-- KEYS: the room's nine keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 a fresh token, 3 identity ('' = none),
+--       4 display name, 5 most people allowed ahead of a new joiner ('' = no limit),
+--       6 most people allowed in the line ('' = no limit), 7 upkeep batch size
+-- Reply: reply() of room_lib.lua; code ok | no_room | closed | full | too_long | taken.
+--   Joining again with a live identity is a check-in of the same ticket.
+local now, token, identity, name = clock(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+local s = load_settings()
+if not s then
+    return reply('no_room', '', nil, nil, now)
+end
+settle(now, tonumber(ARGV[7]), s)
+
+if identity ~= '' then
+    local existing = redis.call('HGET', K_IDENT, identity)
+    local t = existing and get_ticket(existing)
+    if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now) then
+        check_in(existing, t, now, s)
+        touch()
+        return reply('ok', existing, t, s, now)
+    end
+end
+
+if s.status == 'closed' then
+    return reply('closed', '', nil, s, now)
+end
+if redis.call('HEXISTS', K_TICKETS, token) == 1 then
+    return reply('taken', '', nil, s, now)
+end
+
+local waiting = redis.call('ZCARD', K_LINE)
+local t = {st = 'waiting', n = name, j = now}
+if identity ~= '' then
+    t.id = identity
+end
+if s.status == 'open' and waiting == 0 and redis.call('ZCARD', K_SEATS) < s.capacity then
+    seat(token, t, now, now + s.session, 'admitted')
+else
+    if ARGV[6] ~= '' and waiting >= tonumber(ARGV[6]) then
+        return reply('full', '', nil, s, now)
+    end
+    if ARGV[5] ~= '' and waiting > tonumber(ARGV[5]) then
+        return reply('too_long', '', nil, s, now)
+    end
+    t.seq = redis.call('INCR', K_SEQ)
+    redis.call('ZADD', K_LINE, t.seq, token)
+    redis.call('ZADD', K_CHECKIN, now + s.dropout, token)
+    put_ticket(token, t)
+end
+record_gap('arrive', now)
+if identity ~= '' then
+    redis.call('HSET', K_IDENT, identity, token)
+end
+touch()
+return reply('ok', token, t, s, now)

@@ -1,0 +1,246 @@
+-- room_lib.lua: the rules every room script shares. The loader puts this file in front
+-- of each script that starts with "--!include room_lib.lua"; it is never run alone.
+--
+-- KEYS (every room script takes the same nine, all with the room's hash tag):
+--   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
+--                        max_wait_seconds, max_line_length, status
+--   2 seq         string the line's sequence: one number per joiner, never reused
+--   3 line        zset   waiting ticket -> sequence number (the order of the line)
+--   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
+--   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
+--   6 tickets     hash   ticket -> JSON {st, why, id, n, seq, j, a, e, sock}
+--   7 identities  hash   identity -> its live ticket (one person, one place)
+--   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
+--   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
+--
+-- Ticket states (st): waiting, offered (a seat is free for it: claimed by a check-in
+-- or a live connection before the offer runs out), admitted, ended. An ended ticket
+-- says why: left, removed, dropped, unclaimed, grace, session.
+--
+-- Every room script replies with reply(): {code, token, state, position, waiting,
+-- active, capacity, room status, now, why, name}.
+
+local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_TICKETS, K_IDENT, K_ENDED, K_STATS = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+
+local TAU = 600            -- seconds: statistics forget the past with this time constant
+local RETAIN = 3600        -- seconds an ended ticket is remembered (410, not 404)
+local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (a bound)
+local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
+
+local function clock(arg)
+    if arg ~= nil and arg ~= '' then
+        return tonumber(arg)
+    end
+    local t = redis.call('TIME')
+    return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+
+local function load_settings()
+    local raw = redis.call('HGETALL', K_SETTINGS)
+    if #raw == 0 then
+        return nil
+    end
+    local s = {}
+    for i = 1, #raw, 2 do
+        s[raw[i]] = raw[i + 1]
+    end
+    return {
+        capacity = tonumber(s.capacity),
+        dropout = tonumber(s.dropout_seconds),
+        grace = tonumber(s.grace_seconds),
+        session = tonumber(s.session_seconds),
+        status = s.status,
+    }
+end
+
+local function get_ticket(token)
+    local raw = redis.call('HGET', K_TICKETS, token)
+    if not raw then
+        return nil
+    end
+    return cjson.decode(raw)
+end
+
+local function put_ticket(token, t)
+    redis.call('HSET', K_TICKETS, token, cjson.encode(t))
+end
+
+-- Time-decayed count, sum and sum of squares of one kind of event. The weight of an
+-- observation made d seconds ago is exp(-d / TAU), so the figures follow a change of
+-- pace within minutes. "<ev>:t" is the time of the last event of that kind.
+local function record(ev, now, value)
+    local f = redis.call('HMGET', K_STATS, ev .. ':n', ev .. ':s', ev .. ':q', ev .. ':t')
+    local n, s, q, last = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4])
+    local w = 1
+    if last and now > last then
+        w = math.exp(-(now - last) / TAU)
+    end
+    n = n * w + 1
+    if value then
+        s = s * w + value
+        q = q * w + value * value
+    end
+    redis.call('HSET', K_STATS, ev .. ':n', tostring(n), ev .. ':s', tostring(s),
+        ev .. ':q', tostring(q), ev .. ':t', tostring(math.max(now, last or now)))
+    return last
+end
+
+-- Records an event whose value is the gap since the previous event of its kind.
+local function record_gap(ev, now)
+    local last = tonumber(redis.call('HGET', K_STATS, ev .. ':t'))
+    if last and now >= last then
+        record(ev, now, now - last)
+    else
+        redis.call('HSET', K_STATS, ev .. ':t', tostring(now))
+    end
+end
+
+local function end_ticket(token, t, why, now)
+    redis.call('ZREM', K_LINE, token)
+    redis.call('ZREM', K_CHECKIN, token)
+    local was_seated = redis.call('ZREM', K_SEATS, token) == 1
+    if not t then
+        return
+    end
+    if t.id and redis.call('HGET', K_IDENT, t.id) == token then
+        redis.call('HDEL', K_IDENT, t.id)
+    end
+    if was_seated then
+        record_gap('free', now)
+        if t.a then
+            record('hold', now, now - t.a)
+        end
+    elseif t.st == 'waiting' then
+        record('abandon', now, now - t.j)
+    end
+    record('end_' .. why, now, nil)
+    t.st, t.why, t.e = 'ended', why, now
+    put_ticket(token, t)
+    redis.call('ZADD', K_ENDED, now, token)
+end
+
+local function lapse_reason(t)
+    if not t or t.st == 'offered' then
+        return 'unclaimed'
+    elseif t.sock then
+        return 'grace'
+    end
+    return 'session'
+end
+
+-- Gives a seat to a ticket, until `deadline` unless renewed.
+local function seat(token, t, now, deadline, state)
+    redis.call('ZREM', K_LINE, token)
+    redis.call('ZREM', K_CHECKIN, token)
+    redis.call('ZADD', K_SEATS, deadline, token)
+    if t.st == 'waiting' and t.seq then
+        record('waited', now, now - t.j)
+    end
+    record('seat', now, nil)
+    t.st, t.a = state, now
+    put_ticket(token, t)
+end
+
+-- Offers free seats to the head of the line, in line order. A head whose check-in is
+-- overdue (not yet swept) drops out instead, so a dead visitor never takes a seat.
+local function promote(now, limit, s)
+    if s.status == 'paused' then
+        return 0
+    end
+    local free = s.capacity - redis.call('ZCARD', K_SEATS)
+    local done = 0
+    while free > 0 and done < limit do
+        local head = redis.call('ZRANGE', K_LINE, 0, 0)[1]
+        if not head then
+            break
+        end
+        done = done + 1
+        local t = get_ticket(head)
+        local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
+        if not t or not due or due < now then
+            end_ticket(head, t, 'dropped', now)
+        else
+            seat(head, t, now, now + s.dropout, 'offered')
+            free = free - 1
+        end
+    end
+    return done
+end
+
+-- Bounded upkeep, run at the start of every room script and by the background sweep:
+-- drop overdue waiters, free lapsed seats, fill free seats from the line, forget old
+-- ended tickets. Returns how many items it handled (the sweep repeats while > 0).
+local function settle(now, limit, s)
+    local overdue = redis.call('ZRANGEBYSCORE', K_CHECKIN, '-inf', '(' .. now, 'LIMIT', 0, limit)
+    for _, token in ipairs(overdue) do
+        end_ticket(token, get_ticket(token), 'dropped', now)
+    end
+    local lapsed = redis.call('ZRANGEBYSCORE', K_SEATS, '-inf', '(' .. now, 'LIMIT', 0, limit)
+    for _, token in ipairs(lapsed) do
+        local t = get_ticket(token)
+        end_ticket(token, t, lapse_reason(t), now)
+    end
+    local promoted = promote(now, limit, s)
+    local old = redis.call('ZRANGEBYSCORE', K_ENDED, '-inf', '(' .. (now - RETAIN), 'LIMIT', 0, limit)
+    if #old > 0 then
+        redis.call('HDEL', K_TICKETS, unpack(old))
+        redis.call('ZREM', K_ENDED, unpack(old))
+    end
+    return #overdue + #lapsed + #old + promoted
+end
+
+-- Ends the ticket now if its own deadline has passed (settle works in bounded batches,
+-- so a caller must not renew a ticket that is already overdue). Returns true if ended.
+local function lapse_if_due(token, t, now)
+    if t.st == 'waiting' then
+        local due = tonumber(redis.call('ZSCORE', K_CHECKIN, token))
+        if not due or due < now then
+            end_ticket(token, t, 'dropped', now)
+            return true
+        end
+    elseif t.st == 'offered' or t.st == 'admitted' then
+        local due = tonumber(redis.call('ZSCORE', K_SEATS, token))
+        if not due or due < now then
+            end_ticket(token, t, lapse_reason(t), now)
+            return true
+        end
+    end
+    return false
+end
+
+-- A check-in: a waiter keeps the place; an offered seat is claimed; a seat is renewed.
+local function check_in(token, t, now, s)
+    if t.st == 'waiting' then
+        redis.call('ZADD', K_CHECKIN, 'XX', now + s.dropout, token)
+    elseif t.st == 'offered' or t.st == 'admitted' then
+        redis.call('ZADD', K_SEATS, 'XX', 'GT', now + s.session, token)
+        if t.st == 'offered' then
+            t.st = 'admitted'
+            put_ticket(token, t)
+        end
+    end
+end
+
+local function touch()
+    for _, key in ipairs({K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED}) do
+        redis.call('EXPIRE', key, IDLE_TTL)
+    end
+    redis.call('EXPIRE', K_STATS, STATS_TTL)
+end
+
+local function reply(code, token, t, s, now)
+    local state, why, name, position = '', '', '', 0
+    if t then
+        state, why, name = t.st, t.why or '', t.n or ''
+        if state == 'waiting' then
+            position = (redis.call('ZRANK', K_LINE, token) or -1) + 1
+        end
+    end
+    local capacity, status = 0, ''
+    if s then
+        capacity, status = s.capacity, s.status
+    end
+    return {code, token or '', state, position, redis.call('ZCARD', K_LINE),
+        redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name}
+end

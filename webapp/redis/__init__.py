@@ -1,0 +1,1 @@
+"""Redis plumbing: the connection (external or embedded), key names and Lua scripts."""

@@ -1,0 +1,108 @@
+"""Every Redis key name the app uses is built here, and nowhere else.
+
+All of one room's keys carry the hash tag ``{room:<name>}`` so that one Lua script can
+touch them together on Redis Cluster. All of one chat's keys carry ``{chat:<id>}``.
+A user's keys carry ``{user:<id>}``. Global keys have no tag and are touched by
+single-key commands only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RoomKeys:
+    """The keys of one room; they all hash to the same cluster slot."""
+
+    settings: str  # hash: capacity, dropout_seconds, ... status
+    seq: str  # string counter: the line's order, one number per joiner
+    line: str  # zset: waiting ticket -> sequence number (line order)
+    checkin: str  # zset: waiting ticket -> time it drops out unless it checks in
+    seats: str  # zset: seated ticket -> time the seat is given up unless renewed
+    tickets: str  # hash: ticket -> JSON record (state, name, identity, times)
+    identities: str  # hash: identity (visitor id / idempotency key) -> live ticket
+    ended: str  # zset: ended ticket -> time it ended (kept a while to answer 410)
+    stats: str  # hash: time-decayed event statistics for wait estimates
+
+    def all(self) -> list[str]:
+        """Every key of the room, in the order the Lua scripts take them as KEYS."""
+        return [
+            self.settings,
+            self.seq,
+            self.line,
+            self.checkin,
+            self.seats,
+            self.tickets,
+            self.identities,
+            self.ended,
+            self.stats,
+        ]
+
+
+@dataclass(frozen=True)
+class ChatKeys:
+    """The keys of one chat (a room's chat or a small group chat)."""
+
+    members: str  # zset: member -> highest message id that member has seen
+    messages: str  # zset: JSON message -> its id
+    ids: str  # string counter: last message id handed out
+    meta: str  # hash: chat-level facts (created, kind)
+    signal: str  # pub/sub channel: "something new" wake-ups, never the data itself
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Builds key names under one prefix (``WEBAPP_REDIS_PREFIX``, default ``wr``)."""
+
+    prefix: str = "wr"
+
+    def room(self, name: str) -> RoomKeys:
+        base = f"{self.prefix}:{{room:{name}}}"
+        return RoomKeys(
+            settings=f"{base}:settings",
+            seq=f"{base}:seq",
+            line=f"{base}:line",
+            checkin=f"{base}:checkin",
+            seats=f"{base}:seats",
+            tickets=f"{base}:tickets",
+            identities=f"{base}:identities",
+            ended=f"{base}:ended",
+            stats=f"{base}:stats",
+        )
+
+    def chat(self, chat_id: str) -> ChatKeys:
+        base = f"{self.prefix}:{{chat:{chat_id}}}"
+        return ChatKeys(
+            members=f"{base}:members",
+            messages=f"{base}:messages",
+            ids=f"{base}:ids",
+            meta=f"{base}:meta",
+            signal=f"{base}:signal",
+        )
+
+    def user_seen(self, user_id: str) -> str:
+        """zset: chat id -> highest message id this user has seen there."""
+        return f"{self.prefix}:{{user:{user_id}}}:seen"
+
+    def user_connections(self, user_id: str) -> str:
+        """hash: server id -> open websockets of this user on that server."""
+        return f"{self.prefix}:{{user:{user_id}}}:conns"
+
+    def server_alive(self, server_id: str) -> str:
+        """string with a short TTL, refreshed by the server's heartbeat."""
+        return f"{self.prefix}:server:{server_id}:alive"
+
+    def send_rate(self, user_id: str) -> str:
+        """zset of recent send times, for the chat rate limit."""
+        return f"{self.prefix}:{{user:{user_id}}}:sends"
+
+    @property
+    def rooms(self) -> str:
+        """set of room names (an index; each room's own keys are the truth)."""
+        return f"{self.prefix}:rooms"
+
+    @property
+    def sweep_lock(self) -> str:
+        """string with a short TTL: one process sweeps the rooms per interval."""
+        return f"{self.prefix}:sweep-lock"

@@ -1,0 +1,128 @@
+"""The JSON API (documented in docs/api.md)."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from webapp.domain.lobby import Standing
+from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
+from webapp.views import lobby, rooms
+from webapp.views.errors import error_response
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+MAX_IDEMPOTENCY_KEY = 128
+
+
+def json_object(required: bool) -> dict[str, Any]:
+    """The request body as a JSON object; {} when absent and not required."""
+    if not request.get_data(cache=True) and not required:
+        return {}
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object")
+    return body
+
+
+def standing_json(standing: Standing) -> ResponseReturnValue:
+    ticket, guess = standing.ticket, standing.estimate
+    body = {
+        "token": ticket.token,
+        "status": "admitted" if ticket.seated else "waiting",
+        "position": ticket.position,
+        "ahead": ticket.ahead,
+        "wait": None if guess is None else round(guess.wait, 1),
+        "variance": None if guess is None else round(guess.variance, 1),
+        "poll_after": standing.poll_after,
+        "waiting": ticket.waiting,
+        "active": ticket.active,
+        "capacity": ticket.capacity,
+        "room_status": ticket.room_status,
+    }
+    return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
+
+
+def check_admin() -> ResponseReturnValue | None:
+    expected = current_app.config.get("ADMIN_TOKEN")
+    given = request.headers.get("Authorization", "")
+    if not expected:
+        return error_response(401, "admin access is disabled (WEBAPP_ADMIN_TOKEN is unset)")
+    scheme, _, token = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        token.strip().encode(), str(expected).encode()
+    ):
+        return error_response(
+            401, "a valid admin token is required", {"WWW-Authenticate": "Bearer"}
+        )
+    return None
+
+
+@bp.put("/admin/rooms/<room>")
+def put_room(room: str) -> ResponseReturnValue:
+    if (refused := check_admin()) is not None:
+        return refused
+    changes = json_object(required=True)
+    created = rooms().settings(room) is None
+    settings = rooms().configure(room, changes)
+    lobby().forget(room)
+    return jsonify(name=room, **settings.as_dict()), 201 if created else 200
+
+
+@bp.get("/admin/rooms/<room>")
+def get_room(room: str) -> ResponseReturnValue:
+    if (refused := check_admin()) is not None:
+        return refused
+    settings = rooms().settings(room)
+    if settings is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    return jsonify(name=room, **settings.as_dict())
+
+
+@bp.delete("/admin/rooms/<room>")
+def delete_room(room: str) -> ResponseReturnValue:
+    if (refused := check_admin()) is not None:
+        return refused
+    if not rooms().delete(room):
+        raise RoomNotFound(f"no room named {room!r}")
+    lobby().forget(room)
+    return jsonify(deleted=room)
+
+
+@bp.get("/rooms")
+def list_rooms() -> ResponseReturnValue:
+    return jsonify([summary._asdict() for summary in rooms().summaries()])
+
+
+@bp.post("/rooms/<room>/join")
+def join(room: str) -> ResponseReturnValue:
+    body = json_object(required=False)
+    name = clean_display_name(body.get("name"))
+    key = request.headers.get("Idempotency-Key", "")
+    if len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise InvalidInput(
+            f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
+        )
+    identity = f"api:{key}" if key else ""
+    return standing_json(lobby().join(room, identity=identity, name=name))
+
+
+@bp.get("/rooms/<room>/position/<token>")
+def position(room: str, token: str) -> ResponseReturnValue:
+    return standing_json(lobby().check_in(room, token))
+
+
+@bp.post("/rooms/<room>/leave/<token>")
+def leave(room: str, token: str) -> ResponseReturnValue:
+    ticket = rooms().leave(room, token)
+    return jsonify(token=ticket.token, status="left", left=True)
+
+
+@bp.get("/rooms/<room>/qsize")
+def qsize(room: str) -> ResponseReturnValue:
+    summary = rooms().summary(room)
+    if summary is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    return jsonify({"len": summary.waiting, "active": summary.active, "capacity": summary.capacity})

@@ -1,0 +1,54 @@
+"""Every error becomes a clear answer: JSON under /api/, a friendly page elsewhere."""
+
+from __future__ import annotations
+
+from flask import Flask, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
+
+from webapp.domain import rooms as engine
+
+STATUS = {
+    engine.InvalidInput: 400,
+    engine.RoomNotFound: 404,
+    engine.TicketNotFound: 404,
+    engine.TicketGone: 410,
+    engine.RoomClosed: 409,
+    engine.NotSeated: 409,
+    engine.JoinRefused: 503,
+}
+
+
+def wants_json() -> bool:
+    return request.path.startswith("/api/")
+
+
+def error_response(
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+) -> ResponseReturnValue:
+    if wants_json():
+        return jsonify(error=message), status, headers or {}
+    return render_template("error.html", status=status, message=message), status, headers or {}
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(engine.RoomError)
+    def room_error(error: engine.RoomError) -> ResponseReturnValue:
+        headers = {}
+        if isinstance(error, engine.JoinRefused):
+            headers["Retry-After"] = str(error.retry_after)
+        return error_response(STATUS.get(type(error), 400), str(error), headers)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> ResponseReturnValue:
+        status = error.code or 500
+        message = {
+            404: "not found",
+            405: f"method {request.method} is not allowed here",
+            413: "the request body is too large",
+        }.get(status, error.description or error.name)
+        headers = dict(error.get_headers()) if status == 405 else {}
+        headers.pop("Content-Type", None)
+        return error_response(status, message, headers)
