@@ -50,6 +50,10 @@ class ChatKeys:
     meta: str  # hash: chat-level facts (created, kind)
     signal: str  # pub/sub channel: "something new" wake-ups, never the data itself
 
+    def all(self) -> list[str]:
+        """The chat's stored keys, in the order the chat scripts take them as KEYS."""
+        return [self.members, self.messages, self.ids, self.meta]
+
 
 @dataclass(frozen=True)
 class Keys:
@@ -88,6 +92,10 @@ class Keys:
     def user_connections(self, user_id: str) -> str:
         """hash: server id -> open websockets of this user on that server."""
         return f"{self.prefix}:{{user:{user_id}}}:conns"
+
+    def user_connection_deadlines(self, user_id: str) -> str:
+        """zset: server id -> time its entry in ``user_connections`` stops counting."""
+        return f"{self.prefix}:{{user:{user_id}}}:conn-deadlines"
 
     def server_alive(self, server_id: str) -> str:
         """string with a short TTL, refreshed by the server's heartbeat."""
