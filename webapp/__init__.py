@@ -51,10 +51,16 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["rooms"] = rooms
     app.extensions["lobby"] = Lobby(rooms, refresh=app.config["STATS_REFRESH"])
 
-    from webapp.views import api, errors
+    from webapp import security
+    from webapp.realtime import Hub
+    from webapp.views import api, errors, pages, ws
 
     errors.init_app(app)
+    security.init_app(app, exempt=[api.bp])  # the API takes tokens, never cookies
     app.register_blueprint(api.bp)
+    app.extensions["hub"] = Hub(client, app.config["REDIS_PREFIX"])
+    app.register_blueprint(pages.bp)
+    ws.init_app(app)
 
     if app.config["SWEEP_INTERVAL"]:
         sweeper = Sweeper(rooms, float(app.config["SWEEP_INTERVAL"]))

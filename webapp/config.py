@@ -4,6 +4,8 @@ test passes to ``create_app``. ``REDIS_URL`` (no prefix) names an external Redis
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class Defaults:
     SECRET_KEY: str | None = None  # unset: a random key kept in DATA_DIR/secret_key
@@ -18,3 +20,9 @@ class Defaults:
     CLOCK = None  # tests inject a callable returning seconds; None = Redis TIME
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"
+    # Browser pages and the room websocket (issue 3)
+    WTF_CSRF_TIME_LIMIT = None  # the token lives as long as the session: a long wait is fine
+    WS_BEAT_SECONDS = 5.0  # a live room socket renews its seat this often
+    WS_REFRESH_SECONDS = 10.0  # safety net: resend the room's figures this often
+    WS_ALLOWED_ORIGINS: tuple[str, ...] = ()  # extra origins allowed besides the page's own
+    SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {"ping_interval": 15, "max_message_size": 16384}

@@ -1,0 +1,80 @@
+"""Fixtures of the browser-page tests: an app on the session's Redis and visitors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+
+from webapp import create_app
+from webapp.domain.rooms import RoomSettings, WaitingRooms
+
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+
+
+@pytest.fixture
+def app(redis_url: str, r: redis.Redis) -> Iterator[Flask]:
+    app = create_app(
+        {
+            "TESTING": True,
+            "REDIS_URL": redis_url,
+            "SECRET_KEY": "web-tests",
+            "SWEEP_INTERVAL": 0,
+            "STATS_REFRESH": 0,
+        }
+    )
+    yield app
+    app.extensions["hub"].close()
+
+
+@pytest.fixture
+def engine(app: Flask) -> WaitingRooms:
+    rooms: WaitingRooms = app.extensions["rooms"]
+    return rooms
+
+
+class Visitor:
+    """A person with a browser: a test client with its own session cookie."""
+
+    def __init__(self, client: FlaskClient) -> None:
+        self.client = client
+
+    def csrf(self, path: str = "/") -> str:
+        match = CSRF.search(self.client.get(path).get_data(as_text=True))
+        assert match, f"no CSRF token on {path}"
+        return match.group(1)
+
+    def named(self, name: str) -> Visitor:
+        reply = self.client.post("/name", data={"name": name, "csrf_token": self.csrf()})
+        assert reply.status_code == 303
+        return self
+
+    def get(self, path: str, htmx: bool = False, **kwargs: Any) -> Any:
+        headers = {"HX-Request": "true"} if htmx else {}
+        return self.client.get(path, headers=headers, **kwargs)
+
+
+@pytest.fixture
+def visitor(app: Flask) -> Visitor:
+    return Visitor(app.test_client())
+
+
+@pytest.fixture
+def make_visitor(app: Flask) -> Any:
+    def make(name: str) -> Visitor:
+        return Visitor(app.test_client()).named(name)
+
+    return make
+
+
+@pytest.fixture
+def make_room(engine: WaitingRooms) -> Any:
+    def make(name: str = "hall", **settings: Any) -> RoomSettings:
+        return engine.configure(name, settings)
+
+    return make

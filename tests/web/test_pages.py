@@ -1,0 +1,250 @@
+"""The browser pages: lobby, gate, waiting page and its partial, room page, leaving."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from webapp.domain.rooms import WaitingRooms
+from webapp.security import CONTENT_SECURITY_POLICY
+
+
+def test_lobby_asks_for_a_name_and_lists_rooms(visitor: Any, make_room: Any) -> None:
+    """A new visitor sees the name form and every room with its figures."""
+    make_room("hall", capacity=3)
+    page = visitor.get("/")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert 'name="name"' in html
+    assert "hall" in html and "0 / 3" in html
+
+
+def test_every_response_has_security_headers(visitor: Any) -> None:
+    """Pages, errors and the API all carry the CSP and friends."""
+    for path in ("/", "/rooms/nope", "/api/rooms", "/static/css/app.css"):
+        reply = visitor.get(path)
+        reply.close()  # the static file's handle
+        headers = reply.headers
+        assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["X-Frame-Options"] == "DENY"
+        assert "Referrer-Policy" in headers and "Permissions-Policy" in headers
+    assert "unsafe" not in CONTENT_SECURITY_POLICY
+
+
+def test_pages_have_no_inline_script_or_style(make_visitor: Any, make_room: Any) -> None:
+    """Every script is a file and nothing needs 'unsafe-inline'."""
+    make_room("hall", capacity=1)
+    ann, bob = make_visitor("Ann"), make_visitor("Bob")
+    for html in (
+        ann.get("/").get_data(as_text=True),
+        ann.get("/rooms/hall").get_data(as_text=True),
+        bob.get("/rooms/hall").get_data(as_text=True),
+    ):
+        assert "<script>" not in html and "style=" not in html and "hx-on" not in html
+        assert 'src="/static/vendor/htmx.min.js"' in html
+
+
+def test_name_needs_a_csrf_token(visitor: Any) -> None:
+    """A form posted without the token is refused and changes nothing."""
+    refused = visitor.client.post("/name", data={"name": "Mallory"})
+    assert refused.status_code == 400
+    assert "Mallory" not in visitor.get("/").get_data(as_text=True)
+
+
+def test_empty_name_is_refused_kindly(visitor: Any) -> None:
+    """A blank name sends the visitor back to the form with a message."""
+    reply = visitor.client.post("/name", data={"name": "  ", "csrf_token": visitor.csrf()})
+    assert reply.status_code == 303
+    assert "Please type a name" in visitor.get("/").get_data(as_text=True)
+
+
+def test_shared_link_asks_for_a_name_then_continues(visitor: Any, make_room: Any) -> None:
+    """/rooms/<room> without a name goes to the name form and back to the room."""
+    make_room("hall")
+    first = visitor.get("/rooms/hall")
+    assert first.status_code == 302 and first.headers["Location"] == "/?next=/rooms/hall"
+    form = visitor.get("/?next=/rooms/hall").get_data(as_text=True)
+    assert 'name="next" value="/rooms/hall"' in form
+    token = visitor.csrf("/?next=/rooms/hall")
+    reply = visitor.client.post(
+        "/name", data={"name": "Ann", "next": "/rooms/hall", "csrf_token": token}
+    )
+    assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
+
+
+def test_next_must_be_a_room_of_this_site(visitor: Any) -> None:
+    """An open redirect through ?next= is not possible."""
+    token = visitor.csrf()
+    reply = visitor.client.post(
+        "/name", data={"name": "Ann", "next": "//evil.example/x", "csrf_token": token}
+    )
+    assert reply.headers["Location"] == "/"
+
+
+def test_admitted_visitor_gets_the_room_page(make_visitor: Any, make_room: Any) -> None:
+    """A free seat: the gate shows the room with its participants, names escaped."""
+    make_room("hall", capacity=2)
+    ann = make_visitor("<b>Ann</b>")
+    page = ann.get("/rooms/hall")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert "You are in" in html and 'data-ws="/rooms/hall/ws"' in html
+    assert "&lt;b&gt;Ann&lt;/b&gt;" in html and "<b>Ann</b>" not in html
+    assert '<span id="active">1</span> / <span id="capacity">2</span>' in html
+
+
+def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None:
+    """A full room: the gate shows the waiting page, polled, with a no-JS refresh."""
+    make_room("hall", capacity=1)
+    make_visitor("Ann").get("/rooms/hall")
+    page = make_visitor("Bob").get("/rooms/hall")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert '<span class="big">1</span>' in html
+    assert 'hx-get="/rooms/hall/line?seen=1"' in html
+    assert re.search(r'hx-trigger="load delay:[0-9.]+s, every [0-9.]+s"', html)
+    assert re.search(r'http-equiv="refresh" content="[0-9]+;url=/rooms/hall/line"', html)
+    assert 'aria-live="polite"' in html and "Leave the line" in html
+
+
+def test_joining_twice_keeps_the_same_place(make_visitor: Any, make_room: Any) -> None:
+    """One person, one place: reloading the gate does not join again."""
+    make_room("hall", capacity=1)
+    make_visitor("Ann").get("/rooms/hall")
+    bob = make_visitor("Bob")
+    bob.get("/rooms/hall")
+    bob.get("/rooms/hall")
+    assert '<span class="big">1</span>' in bob.get("/rooms/hall").get_data(as_text=True)
+
+
+def test_line_partial_for_htmx_full_page_otherwise(make_visitor: Any, make_room: Any) -> None:
+    """The poll answers htmx with the partial alone and a browser with the whole page."""
+    make_room("hall", capacity=1)
+    make_visitor("Ann").get("/rooms/hall")
+    bob = make_visitor("Bob")
+    bob.get("/rooms/hall")
+    partial = bob.get("/rooms/hall/line?seen=1", htmx=True).get_data(as_text=True)
+    assert partial.lstrip().startswith("<section") and "<html" not in partial
+    assert 'id="line-status"' in partial and "hx-swap-oob" not in partial
+    full = bob.get("/rooms/hall/line").get_data(as_text=True)
+    assert full.startswith("<!doctype html>") and 'id="line-status"' in full
+
+
+def test_moving_up_is_announced(make_visitor: Any, make_room: Any) -> None:
+    """When the position changed since the last poll, the live region hears of it."""
+    make_room("hall", capacity=1)
+    make_visitor("Ann").get("/rooms/hall")
+    bob = make_visitor("Bob")
+    bob.get("/rooms/hall")
+    partial = bob.get("/rooms/hall/line?seen=4", htmx=True).get_data(as_text=True)
+    assert 'hx-swap-oob="innerHTML:#announce"' in partial
+    assert "You are now number 1 in line" in partial
+
+
+def test_admission_redirects_the_poll_into_the_room(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """When a seat frees, the htmx poll answers with HX-Redirect, a browser with 303."""
+    make_room("hall", capacity=1)
+    ann = make_visitor("Ann")
+    ann.get("/rooms/hall")
+    bob = make_visitor("Bob")
+    bob.get("/rooms/hall")
+    ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
+    answer = bob.get("/rooms/hall/line?seen=1", htmx=True)
+    assert answer.status_code == 200 and answer.headers["HX-Redirect"] == "/rooms/hall"
+    assert bob.get("/rooms/hall/line").status_code == 303
+    room = bob.get("/rooms/hall").get_data(as_text=True)
+    assert 'data-welcome="1"' in room and "Bob" in room and "Ann" not in room
+
+
+def test_leave_needs_csrf_and_gives_the_place_up(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """Leaving without the token is refused; with it, the seat is free again."""
+    make_room("hall", capacity=1)
+    ann = make_visitor("Ann")
+    ann.get("/rooms/hall")
+    assert ann.client.post("/rooms/hall/leave").status_code == 400
+    assert engine.summary("hall").active == 1  # type: ignore[union-attr]
+    reply = ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
+    assert reply.status_code == 303 and reply.headers["Location"] == "/"
+    assert engine.summary("hall").active == 0  # type: ignore[union-attr]
+    assert "You left hall" in ann.get("/").get_data(as_text=True)
+
+
+def test_htmx_post_with_csrf_header_is_accepted(make_visitor: Any, make_room: Any) -> None:
+    """htmx sends the token as X-CSRFToken (hx-headers on the body)."""
+    make_room("hall")
+    ann = make_visitor("Ann")
+    html = ann.get("/rooms/hall").get_data(as_text=True)
+    assert "X-CSRFToken" in html
+    token = ann.csrf("/rooms/hall")
+    reply = ann.client.post(
+        "/rooms/hall/leave", headers={"X-CSRFToken": token, "HX-Request": "true"}
+    )
+    assert reply.status_code == 303
+
+
+def test_lobby_shows_the_visitors_own_place(make_visitor: Any, make_room: Any) -> None:
+    """A visitor holding a seat or a place sees it instead of a second join."""
+    make_room("hall", capacity=1)
+    ann, bob = make_visitor("Ann"), make_visitor("Bob")
+    ann.get("/rooms/hall")
+    bob.get("/rooms/hall")
+    assert "You hold a seat here." in ann.get("/").get_data(as_text=True)
+    assert "You are number 1 in line." in bob.get("/").get_data(as_text=True)
+
+
+def test_ended_ticket_gets_a_friendly_answer(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """A place that ended: 410 page, or a partial that stops polling for htmx."""
+    make_room("hall", capacity=1)
+    make_visitor("Ann").get("/rooms/hall")
+    bob = make_visitor("Bob")
+    bob.get("/rooms/hall")
+    with bob.client.session_transaction() as session:
+        token = session["tickets"]["hall"]
+    engine.leave("hall", token, why="removed")
+    partial = bob.get("/rooms/hall/line", htmx=True)
+    text = partial.get_data(as_text=True)
+    assert partial.status_code == 200 and "Your place has ended" in text
+    assert "hx-get" not in text and "an admin removed you" in text
+    bob.get("/rooms/hall")  # joins again: a new place at the back
+    with bob.client.session_transaction() as session:
+        token = session["tickets"]["hall"]
+    engine.leave("hall", token)
+    page = bob.get("/rooms/hall/line")
+    assert page.status_code == 410 and "Join the line again" in page.get_data(as_text=True)
+
+
+def test_unknown_room_is_404(make_visitor: Any) -> None:
+    """A room that does not exist gets a friendly 404 page."""
+    page = make_visitor("Ann").get("/rooms/nowhere")
+    assert page.status_code == 404 and "We could not find that" in page.get_data(as_text=True)
+
+
+def test_closed_room_is_409(make_visitor: Any, make_room: Any) -> None:
+    """A closed room refuses new visitors with 409 and says so."""
+    make_room("hall", status="closed")
+    page = make_visitor("Ann").get("/rooms/hall")
+    assert page.status_code == 409 and "This room is closed" in page.get_data(as_text=True)
+
+
+def test_admission_control_is_503_with_retry_after(make_visitor: Any, make_room: Any) -> None:
+    """A line at its limit refuses a join with 503 and Retry-After."""
+    make_room("hall", capacity=1, max_line_length=1)
+    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Bob").get("/rooms/hall")
+    page = make_visitor("Cy").get("/rooms/hall")
+    assert page.status_code == 503 and page.headers["Retry-After"] == "60"
+    assert "The line is too long right now" in page.get_data(as_text=True)
+
+
+def test_api_is_exempt_from_csrf(visitor: Any, make_room: Any) -> None:
+    """The JSON API takes no cookies, so it needs no CSRF token."""
+    make_room("hall")
+    reply = visitor.client.post("/api/rooms/hall/join", json={"name": "Bot"})
+    assert reply.status_code == 200 and reply.get_json()["status"] == "admitted"

@@ -1,0 +1,60 @@
+"""The hub: messages published in one process reach subscribers in every process."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from webapp.realtime import Hub
+
+
+@pytest.fixture
+def hubs(redis_url: str, r: redis.Redis) -> Iterator[tuple[Hub, Hub]]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    first, second = Hub(client, "wrtest"), Hub(client, "wrtest")
+    yield first, second
+    first.close()
+    second.close()
+    client.close()
+
+
+def test_publish_reaches_subscribers_of_other_hubs(hubs: tuple[Hub, Hub]) -> None:
+    """Two hubs stand for two workers: each subscriber of the topic gets the message."""
+    first, second = hubs
+    got: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+    first.subscribe("room:a", lambda m: got.put(("first", m)))
+    second.subscribe("room:a", lambda m: got.put(("second", m)))
+    second.subscribe("room:b", lambda m: got.put(("wrong topic", m)))
+    assert first.wait_ready() and second.wait_ready()
+    first.publish("room:a", {"type": "room.changed"})
+    received = [got.get(timeout=5), got.get(timeout=5)]
+    assert sorted(who for who, _ in received) == ["first", "second"]
+    assert all(message == {"type": "room.changed"} for _, message in received)
+    with pytest.raises(queue.Empty):
+        got.get(timeout=0.2)
+
+
+def test_cancel_stops_delivery_and_a_failing_callback_harms_no_one(
+    hubs: tuple[Hub, Hub],
+) -> None:
+    """A cancelled subscriber hears nothing more; one that raises does not stop others."""
+    hub, _ = hubs
+    got: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def broken(message: dict[str, Any]) -> None:
+        raise RuntimeError("boom")
+
+    hub.subscribe("t", broken)
+    cancel = hub.subscribe("t", got.put)
+    assert hub.wait_ready()
+    hub.publish("t", {"n": 1})
+    assert got.get(timeout=5) == {"n": 1}
+    cancel()
+    assert hub.subscribers("t") == 1
+    hub.publish("t", {"n": 2})
+    with pytest.raises(queue.Empty):
+        got.get(timeout=0.3)

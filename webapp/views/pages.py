@@ -1,0 +1,223 @@
+"""The browser pages: the lobby, the gate of a room, the waiting page and the room page.
+
+The signed session holds the visitor: a display name, a random visitor id (the engine
+identity is ``visitor:<id>``, so joining twice gives the same place) and the ticket
+token of each room. The waiting page polls ``/rooms/<room>/line``: that poll is the
+check-in, and its answer sets the delay of the next one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import re
+import secrets
+from typing import Any
+
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask.typing import ResponseReturnValue
+
+from webapp.domain.estimate import Estimate
+from webapp.domain.lobby import Standing
+from webapp.domain.rooms import (
+    InvalidInput,
+    RoomError,
+    RoomNotFound,
+    TicketGone,
+    TicketNotFound,
+    WaitingRooms,
+    clean_display_name,
+)
+from webapp.realtime import Hub
+from webapp.views import lobby, rooms
+
+bp = Blueprint("pages", __name__)
+NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
+
+
+def visitor_id() -> str:
+    if "vid" not in session:
+        session["vid"] = secrets.token_urlsafe(12)
+    return str(session["vid"])
+
+
+def tickets() -> dict[str, str]:
+    held: dict[str, str] = session.get("tickets", {})
+    return held
+
+
+def remember(room: str, token: str | None) -> None:
+    held = dict(tickets())
+    if token is None:
+        held.pop(room, None)
+    else:
+        held[room] = token
+    session["tickets"] = held
+
+
+def announce(room: str, hub: Hub | None = None) -> None:
+    """Tells the room's sockets in every process that who holds a seat changed."""
+    hub = hub or current_app.extensions["hub"]
+    hub.publish(f"room:{room}", {"type": "room.changed", "id": secrets.token_hex(8)})
+
+
+def is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+@bp.get("/")
+def home() -> ResponseReturnValue:
+    mine = {}
+    for room, token in list(tickets().items()):
+        try:
+            mine[room] = lobby().check_in(room, token).ticket
+        except RoomError:
+            remember(room, None)
+    wanted = request.args.get("next", "")
+    return render_template(
+        "lobby.html",
+        rooms=rooms().summaries(),
+        mine=mine,
+        name=session.get("name", ""),
+        next=wanted if NEXT_PATH.fullmatch(wanted) else "",
+    )
+
+
+@bp.post("/name")
+def set_name() -> ResponseReturnValue:
+    wanted = request.form.get("next", "")
+    try:
+        name = clean_display_name(request.form.get("name", ""))
+    except InvalidInput as error:
+        name, problem = "", str(error)
+    else:
+        problem = "" if name else "Please type a name that others will see."
+    if problem:
+        flash(problem, "error")
+        return redirect(url_for(".home", next=wanted or None)), 303
+    session["name"] = name
+    visitor_id()
+    return redirect(wanted if NEXT_PATH.fullmatch(wanted) else url_for(".home")), 303
+
+
+@bp.get("/rooms/<room>")
+def gate(room: str) -> ResponseReturnValue:
+    if not session.get("name"):
+        return redirect(url_for(".home", next=request.path))
+    standing = lobby().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
+    remember(room, standing.ticket.token)
+    if not standing.ticket.seated:
+        return render_template("waiting.html", **line_context(room, standing))
+    announce(room)
+    poll = standing.poll_after
+    welcome = session.pop("welcome", None) == room
+    state = room_state(rooms(), room)
+    you = public_id(standing.ticket.token)
+    return render_template("room.html", room=room, state=state, welcome=welcome, poll=poll, you=you)
+
+
+@bp.get("/rooms/<room>/line")
+def line(room: str) -> ResponseReturnValue:
+    token = tickets().get(room)
+    if token is None:
+        return to_gate(room)
+    try:
+        standing = lobby().check_in(room, token)
+    except (TicketGone, TicketNotFound, RoomNotFound) as error:
+        remember(room, None)
+        page = "_line_status.html" if is_htmx() else "waiting.html"
+        status = 200 if is_htmx() else 404 if isinstance(error, RoomNotFound) else 410
+        return render_template(page, room=room, ended=str(error)), status
+    if standing.ticket.seated:
+        session["welcome"] = room
+        return to_gate(room)
+    page = "_line_status.html" if is_htmx() else "waiting.html"
+    return render_template(page, **line_context(room, standing))
+
+
+@bp.post("/rooms/<room>/leave")
+def leave(room: str) -> ResponseReturnValue:
+    token = tickets().get(room)
+    remember(room, None)
+    if token is not None:
+        with contextlib.suppress(TicketNotFound, RoomNotFound):
+            rooms().leave(room, token)
+        announce(room)
+    flash(f"You left {room}. Your place has been given up.", "info")
+    return redirect(url_for(".home")), 303
+
+
+def to_gate(room: str) -> ResponseReturnValue:
+    """Into the room: a full navigation, also when htmx asked."""
+    url = url_for(".gate", room=room)
+    if is_htmx():
+        response = make_response("", 200)
+        response.headers["HX-Redirect"] = url
+        return response
+    return redirect(url), 303
+
+
+def line_context(room: str, standing: Standing) -> dict[str, Any]:
+    ticket = standing.ticket
+    seen = request.args.get("seen", type=int)
+    return {
+        "room": room,
+        "ticket": ticket,
+        "wait": wait_words(standing.estimate, ticket.room_status),
+        "poll": standing.poll_after,
+        "moved": seen is not None and seen != ticket.position,
+    }
+
+
+def room_state(engine: WaitingRooms, room: str) -> dict[str, Any]:
+    """The room as its page and its sockets show it: a ``room.state`` frame."""
+    summary = engine.summary(room)
+    if summary is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    people = [
+        {"id": public_id(p.token), "name": p.name or "Guest", "since": p.since}
+        for p in engine.participants(room)
+    ]
+    return {
+        "type": "room.state",
+        "room": room,
+        "capacity": summary.capacity,
+        "active": summary.active,
+        "waiting": summary.waiting,
+        "status": summary.status,
+        "participants": people,
+    }
+
+
+def public_id(token: str) -> str:
+    """Names a participant to others without giving away the ticket (a secret)."""
+    return hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def wait_words(guess: Estimate | None, room_status: str) -> str:
+    """The estimated wait as a range in plain words: "about 3 to 5 minutes"."""
+    if room_status == "paused":
+        return "The room is paused, so nobody is let in right now. Keep this page open."
+    if guess is None:
+        return "We are still measuring how fast this line moves."
+    low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
+    if high < 60:
+        return "less than a minute"
+    if high < 120:
+        return "about a minute or two"
+    if high < 3600:
+        low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
+        return f"about {low_m} to {high_m} minutes" if high_m > low_m else f"about {low_m} minutes"
+    low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
+    return f"about {low_h} to {high_h} hours" if high_h > low_h else f"about {low_h} hours"

@@ -1,0 +1,200 @@
+"""The room websocket, ``/rooms/<room>/ws``: the open socket is the visitor's presence.
+
+On connect the seat's presence opens, every ``WS_BEAT_SECONDS`` it beats (holding the
+seat for grace + one beat, so a socket that dies silently still loses it in time), and
+on disconnect it closes, which holds the seat for ``grace_seconds``.
+
+Frames are JSON objects with a ``type``. Incoming frames go to the handler registered
+for their type (``@frames.on("chat.send")``); outgoing ones come from this module and
+from the hub topic ``room:<room>``, where any process may publish a frame for every
+socket of the room. The frame ``room.changed`` there is a signal, not a frame: each
+process answers it by sending its sockets one fresh ``room.state``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask import Blueprint, abort, current_app, request, session, url_for
+from flask_sock import Sock
+from simple_websocket import ConnectionClosed
+
+from webapp.domain.rooms import RoomError, WaitingRooms
+from webapp.realtime import Hub
+from webapp.security import same_origin
+from webapp.views import lobby, rooms
+from webapp.views.pages import announce, public_id, room_state
+
+log = logging.getLogger(__name__)
+bp = Blueprint("ws", __name__)
+sock = Sock()
+MAX_FRAME_TYPE = 40
+
+
+class Connection:
+    """One open room socket of one visitor. ``send`` may be called from any thread."""
+
+    def __init__(self, ws: Any, room: str, token: str, name: str) -> None:
+        self.ws = ws
+        self.room = room
+        self.token = token
+        self.name = name
+        self.id = public_id(token)
+        self.open = True
+        self._lock = threading.Lock()
+
+    def send(self, frame: dict[str, Any]) -> bool:
+        if not self.open:
+            return False
+        data = json.dumps(frame, separators=(",", ":"))
+        with self._lock:
+            try:
+                self.ws.send(data)
+            except (ConnectionClosed, OSError):
+                self.open = False
+        return self.open
+
+
+Handler = Callable[[Connection, dict[str, Any]], None]
+
+
+class Frames:
+    """Dispatch of incoming frames by their ``type``."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Handler] = {}
+
+    def on(self, kind: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.handlers[kind] = handler
+            return handler
+
+        return register
+
+    def dispatch(self, conn: Connection, raw: str | bytes) -> None:
+        try:
+            frame = json.loads(raw)
+        except ValueError:
+            frame = None
+        kind = frame.get("type") if isinstance(frame, dict) else None
+        if not isinstance(frame, dict) or not isinstance(kind, str):
+            conn.send({"type": "error", "error": 'a frame is a JSON object with a "type"'})
+            return
+        handler = self.handlers.get(kind)
+        if handler is None:
+            conn.send({"type": "error", "error": f"unknown frame type {kind[:MAX_FRAME_TYPE]!r}"})
+            return
+        try:
+            handler(conn, frame)
+        except RoomError as error:
+            conn.send({"type": "error", "error": str(error), "for": kind})
+
+
+frames = Frames()
+
+
+@frames.on("ping")
+def ping(conn: Connection, frame: dict[str, Any]) -> None:
+    """The client's own liveness check (the server's are websocket pings)."""
+    conn.send({"type": "pong", "at": frame.get("at")})
+
+
+class Relay:
+    """Forwards hub messages of ``room:<room>`` to this process's sockets of that room.
+
+    The hub calls subscribers one after another on one thread, so the ``room.state``
+    read for one ``room.changed`` signal is shared by every socket of the process.
+    """
+
+    def __init__(self, engine: WaitingRooms) -> None:
+        self.engine = engine
+        self._last: tuple[object, dict[str, Any]] | None = None
+
+    def deliver(self, conn: Connection, message: dict[str, Any]) -> None:
+        if message.get("type") != "room.changed":
+            conn.send(message)
+            return
+        key = (conn.room, message.get("id"))
+        if self._last is None or self._last[0] != key:
+            self._last = (key, room_state(self.engine, conn.room))
+        conn.send(self._last[1])
+
+
+def init_app(app: Any) -> None:
+    app.extensions["relay"] = Relay(app.extensions["rooms"])
+    app.register_blueprint(bp)
+    sock.init_app(app)
+
+
+@bp.before_request
+def check_handshake() -> None:
+    """Refuses the handshake before it happens: a foreign page, or no ticket here."""
+    allowed = current_app.config["WS_ALLOWED_ORIGINS"]
+    if not same_origin(request.headers.get("Origin"), request.host, allowed):
+        abort(403, "this page may not open a socket here")
+    room = (request.view_args or {}).get("room", "")
+    if room not in session.get("tickets", {}):
+        abort(403, "join the room first")
+
+
+@sock.route("/rooms/<room>/ws", bp=bp)  # type: ignore[untyped-decorator]
+def room_socket(ws: Any, room: str) -> None:
+    config = current_app.config
+    hub: Hub = current_app.extensions["hub"]
+    relay: Relay = current_app.extensions["relay"]
+    conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
+    beat = float(config["WS_BEAT_SECONDS"])
+    hold = lobby().settings(room).grace_seconds + beat
+    try:
+        rooms().presence(room, conn.token, "open", hold=hold)
+    except RoomError as error:
+        conn.send(gone_frame(room, error))
+        return
+    cancel = hub.subscribe(f"room:{room}", lambda message: relay.deliver(conn, message))
+    try:
+        announce(room, hub)
+        conn.send(room_state(rooms(), room))
+        serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
+    finally:
+        cancel()
+        conn.open = False
+        try:
+            rooms().presence(room, conn.token, "close")
+            announce(room, hub)
+        except RoomError:
+            pass  # the seat already ended (left, removed, lapsed): nothing to hold
+
+
+def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -> None:
+    """Reads frames and renews the seat until the socket closes or the seat ends."""
+    next_beat = time.monotonic() + beat
+    next_refresh = time.monotonic() + refresh
+    while conn.open:
+        raw = ws.receive(timeout=max(next_beat - time.monotonic(), 0.0))
+        if raw is not None:
+            frames.dispatch(conn, raw)
+        now = time.monotonic()
+        if now >= next_beat:
+            next_beat = now + beat
+            try:
+                rooms().presence(conn.room, conn.token, "beat", hold=hold)
+            except RoomError as error:
+                conn.send(gone_frame(conn.room, error))
+                return
+        if now >= next_refresh:  # the sweeper admits and expires without telling us
+            next_refresh = now + refresh
+            conn.send(room_state(rooms(), conn.room))
+
+
+def gone_frame(room: str, error: RoomError) -> dict[str, Any]:
+    return {
+        "type": "gone",
+        "message": str(error),
+        "rejoin": url_for("pages.gate", room=room),
+        "lobby": url_for("pages.home"),
+    }
