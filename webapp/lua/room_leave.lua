@@ -10,12 +10,12 @@ if not s then
     return reply('no_room', token, nil, nil, now)
 end
 local t = get_ticket(token)
-if not t then
-    return reply('unknown', token, nil, s, now)
-end
-if t.st ~= 'ended' and not lapse_if_due(token, t, now) then
+if t and t.st ~= 'ended' and not lapse_if_due(token, t, now) then
     end_ticket(token, t, why, now)
 end
 settle(now, tonumber(ARGV[4]), s)
+if not t then
+    return reply('unknown', token, nil, s, now)
+end
 touch()
 return reply('ok', token, t, s, now)

@@ -1,0 +1,47 @@
+"""An app on the session's Redis with a test clock, and a client that speaks the API."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp import create_app
+
+ADMIN = {"Authorization": "Bearer test-admin-token"}
+
+
+@pytest.fixture
+def app(redis_url, r, clock, tmp_path):
+    return create_app(
+        {
+            "REDIS_URL": redis_url,
+            "ADMIN_TOKEN": "test-admin-token",
+            "SECRET_KEY": "test-secret",
+            "SWEEP_INTERVAL": 0,
+            "STATS_REFRESH": 0,
+            "DATA_DIR": str(tmp_path),
+            "CLOCK": clock,
+            "TESTING": True,
+        }
+    )
+
+
+@pytest.fixture
+def admin():
+    """Headers that carry the admin token."""
+    return dict(ADMIN)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def make_room(client):
+    def make(name="lobby", **settings):
+        settings.setdefault("capacity", 1)
+        response = client.put(f"/api/admin/rooms/{name}", json=settings, headers=ADMIN)
+        assert response.status_code in (200, 201), response.get_json()
+        return name
+
+    return make
