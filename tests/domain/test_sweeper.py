@@ -1,0 +1,61 @@
+"""The background sweep: upkeep for rooms nobody polls, one process per interval."""
+
+from __future__ import annotations
+
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.sweeper import Sweeper
+
+
+def test_sweep_drops_waiters_nobody_polls(r, keys, clock):
+    """A sweep ends overdue waiters and admits the next in every room."""
+    rooms = WaitingRooms(r, keys, clock=clock)
+    for name in ("one", "two"):
+        rooms.configure(name, {"capacity": 1, "dropout_seconds": 10})
+        seated = rooms.join(name)
+        for _ in range(3):
+            rooms.join(name)
+        rooms.leave(name, seated.token)
+    clock.advance(11)
+    assert Sweeper(rooms, interval=5).sweep_once() > 0
+    for name in ("one", "two"):
+        assert r.zcard(keys.room(name).line) == 0
+        assert r.zcard(keys.room(name).seats) == 0
+
+
+def test_one_sweeper_per_interval(r, keys, clock):
+    """Of several processes' sweepers, only one sweeps in each interval."""
+    rooms = WaitingRooms(r, keys, clock=clock)
+    rooms.configure("one", {"capacity": 1, "dropout_seconds": 10})
+    rooms.join("one")
+    for _ in range(4):
+        rooms.join("one")
+    clock.advance(11)
+    first, second = Sweeper(rooms, interval=30), Sweeper(rooms, interval=30)
+    assert first.sweep_once() == 4
+    assert r.pttl(keys.sweep_lock) > 0
+    for _ in range(2):
+        rooms.join("one")
+    clock.advance(11)
+    assert second.sweep_once() == 0  # the lock is still held: not this process's turn
+    r.delete(keys.sweep_lock)
+    assert second.sweep_once() == 2
+
+
+def test_sweeper_thread_runs_by_itself(r, keys):
+    """The sweeper thread sweeps on its own every interval (real time, Redis TIME)."""
+    import time
+
+    rooms = WaitingRooms(r, keys)
+    rooms.configure("one", {"capacity": 1, "dropout_seconds": 5})
+    rooms.join("one")
+    rooms.join("one")
+    r.zadd(keys.room("one").checkin, {r.zrange(keys.room("one").line, 0, 0)[0]: 0}, xx=True)
+    sweeper = Sweeper(rooms, interval=0.05)
+    sweeper.start()
+    try:
+        deadline = time.monotonic() + 5
+        while r.zcard(keys.room("one").line) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        sweeper.stop()
+    assert r.zcard(keys.room("one").line) == 0
