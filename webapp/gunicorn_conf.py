@@ -18,6 +18,9 @@ threads = int(os.environ.get("WEB_THREADS", "32"))
 timeout = 60
 graceful_timeout = 10
 accesslog = os.environ.get("WEB_ACCESS_LOG") or None
+# gunicorn 27's control socket has one default path per user: two apps (or a test run
+# next to `make run`) would fight over it, and nothing here uses it.
+control_socket_disable = True
 
 _embedded: EmbeddedRedis | None = None
 

@@ -1,0 +1,123 @@
+"""Two people, one seat: the waiting room as a person sees it, in a real browser."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websocket
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+
+def enter(page: Any, server: Any, room: str, name: str) -> None:
+    """Follows a shared link to the room, picking a display name on the way."""
+    page.goto(f"{server.url}/rooms/{room}")
+    page.get_by_label("Your display name").fill(name)
+    page.get_by_role("button", name="Continue").click()
+
+
+def in_room(page: Any, room: str) -> None:
+    expect(page).to_have_url(re.compile(rf"/rooms/{room}$"))
+    expect(page.get_by_role("heading", name=f"You are in {room}")).to_be_visible()
+    expect(page.locator("#connection")).to_have_attribute("data-state", "live")
+
+
+def warm_up(server: Any, room: str, releases: int = 6) -> None:
+    """Seats taken and freed through the API, so the room can estimate waits."""
+    for _ in range(releases):
+        ticket = server.api("POST", f"/api/rooms/{room}/join")
+        server.api("POST", f"/api/rooms/{room}/leave/{ticket['token']}")
+
+
+def shoot(page: Any, artifacts: Path, name: str) -> None:
+    """Screenshots at a desktop and a phone width (the layout check)."""
+    for width, height in ((1280, 860), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(artifacts / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 860})
+
+
+def test_leaving_lets_the_next_person_in(
+    server: Any, room: Any, person: Any, artifacts: Path
+) -> None:
+    """A is admitted, B waits first in line with an estimate, A leaves, B is let in."""
+    name = room(capacity=1, grace_seconds=2, dropout_seconds=6)
+    warm_up(server, name)
+    ann, bob = person(), person()
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    expect(ann.locator("#participants")).to_have_text(re.compile(r"Ann\s*\(you\)"))
+
+    enter(bob, server, name, "Bob")
+    expect(bob.locator("#line-status .big")).to_have_text("1")
+    expect(bob.locator(".estimate")).to_contain_text("Estimated wait: less than a minute")
+    expect(bob).to_have_title(re.compile(r"Number 1 in line"))
+    expect(ann.locator("#waiting")).to_have_text("1")  # the room's periodic refresh
+    shoot(bob, artifacts, "waiting")
+    shoot(ann, artifacts, "room")
+
+    ann.get_by_role("button", name="Leave the room").click()
+    expect(ann.get_by_text(f"You left {name}.")).to_be_visible()
+    shoot(ann, artifacts, "lobby")
+
+    in_room(bob, name)  # no click: the poll took Bob in
+    expect(bob.locator("#participants li")).to_have_count(1)
+    expect(bob.locator("#participants")).to_contain_text("Bob")
+
+
+def test_a_reload_keeps_the_seat_and_a_closed_page_gives_it_up(
+    server: Any, room: Any, person: Any
+) -> None:
+    """Inside the grace period a reload keeps A's seat; gone longer, B gets it."""
+    name = room(capacity=1, grace_seconds=2, dropout_seconds=6)
+    ann, bob = person(), person()
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    enter(bob, server, name, "Bob")
+    expect(bob.locator("#line-status .big")).to_have_text("1")
+    expect(ann.locator("#participants li")).to_have_count(1)
+
+    ann.reload()
+    in_room(ann, name)
+    expect(ann.locator("#participants")).to_contain_text("Ann")
+    # Bob's check-ins over more than the grace period all find him still waiting.
+    until = time.monotonic() + 3.5
+    while time.monotonic() < until:
+        with bob.expect_response(re.compile(r"/line\?")) as poll:
+            pass
+        assert poll.value.status == 200 and "hx-redirect" not in poll.value.headers
+    expect(bob.locator("#line-status .big")).to_have_text("1")
+    expect(bob).to_have_url(re.compile(rf"/rooms/{name}$"))
+    assert "Bob" not in ann.locator("#participants").inner_text()
+
+    ann.close()
+    in_room(bob, name)  # the grace ran out, and the seat went to Bob unasked
+    expect(bob.locator("#participants li")).to_have_count(1)
+    expect(bob.locator("#participants")).to_contain_text("Bob")
+
+
+def test_room_socket_refuses_a_foreign_origin(server: Any, room: Any, person: Any) -> None:
+    """The live server refuses a handshake from another site, even with the cookie."""
+    name = room(capacity=2)
+    ann = person()
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in ann.context.cookies())
+    url = server.url.replace("http://", "ws://") + f"/rooms/{name}/ws"
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+        websocket.create_connection(
+            url, header=[f"Cookie: {cookie}"], origin="https://evil.example"
+        )
+    assert refused.value.status_code == 403
+    own = websocket.create_connection(url, header=[f"Cookie: {cookie}"], origin=server.url)
+    try:
+        frame = json.loads(own.recv())
+        assert frame["type"] == "room.state" and frame["capacity"] == 2
+    finally:
+        own.close()
