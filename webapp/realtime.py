@@ -12,6 +12,11 @@ to the callbacks subscribed to its topic in this process. No Flask here.
 
 Callbacks run on the listener thread, one after another: they must be quick and must
 not block for long (a socket send of a small frame is fine).
+
+``RoomRelay`` sits on top: it subscribes once per room that has sockets in this
+process, forwards every frame published on ``room:<room>`` to them, and answers the
+signal ``{"type": "room.changed"}`` with one fresh state frame per room (coalesced: at
+most one every ``min_gap`` seconds, however many seats change in a burst).
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -117,3 +123,104 @@ class Hub:
                 callback(message)
             except Exception:
                 log.exception("hub subscriber of %s failed", topic)
+
+
+class Socket(Protocol):
+    """What the relay needs of a connection: its room, and a send that never raises."""
+
+    room: str
+
+    def send(self, frame: dict[str, Any]) -> bool: ...
+
+
+class RoomRelay:
+    """This process's room sockets, fed from the hub topic ``room:<room>``."""
+
+    CHANGED = "room.changed"
+
+    def __init__(
+        self,
+        hub: Hub,
+        state: Callable[[str], dict[str, Any]],
+        min_gap: float = 0.5,
+    ) -> None:
+        self.hub = hub
+        self.state = state  # room -> the frame that shows it (one Redis read)
+        self.min_gap = min_gap
+        self._sockets: dict[str, set[Socket]] = {}
+        self._cancels: dict[str, Callable[[], None]] = {}
+        self._sent: dict[str, float] = {}
+        self._pending: set[str] = set()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def topic(room: str) -> str:
+        return f"room:{room}"
+
+    def publish(self, room: str, frame: Mapping[str, Any]) -> None:
+        """Sends a frame to every socket of the room, in every process."""
+        self.hub.publish(self.topic(room), frame)
+
+    def changed(self, room: str) -> None:
+        """Signals that who holds a seat changed: each process resends the state."""
+        self.hub.publish(self.topic(room), {"type": self.CHANGED})
+
+    def attach(self, sock: Socket) -> None:
+        with self._lock:
+            sockets = self._sockets.setdefault(sock.room, set())
+            sockets.add(sock)
+            first = len(sockets) == 1
+        if first:
+            cancel = self.hub.subscribe(self.topic(sock.room), lambda m: self._heard(sock.room, m))
+            with self._lock:
+                self._cancels[sock.room] = cancel
+
+    def detach(self, sock: Socket) -> None:
+        cancel = None
+        with self._lock:
+            sockets = self._sockets.get(sock.room, set())
+            sockets.discard(sock)
+            if not sockets:
+                self._sockets.pop(sock.room, None)
+                self._sent.pop(sock.room, None)
+                cancel = self._cancels.pop(sock.room, None)
+        if cancel is not None:
+            cancel()
+
+    def local(self, room: str) -> list[Socket]:
+        with self._lock:
+            return list(self._sockets.get(room, ()))
+
+    def _heard(self, room: str, message: dict[str, Any]) -> None:
+        if message.get("type") != self.CHANGED:
+            self._fan_out(room, message)
+            return
+        with self._lock:
+            if room in self._pending:
+                return  # a resend is already on its way and will see this change too
+            wait = self._sent.get(room, 0.0) + self.min_gap - time.monotonic()
+            if wait > 0:
+                self._pending.add(room)
+        if wait > 0:
+            timer = threading.Timer(wait, self._resend, args=(room,))
+            timer.daemon = True
+            timer.start()
+        else:
+            self._resend(room)
+
+    def _resend(self, room: str) -> None:
+        with self._lock:
+            self._pending.discard(room)
+            self._sent[room] = time.monotonic()
+        if not self.local(room):
+            return
+        try:
+            frame = self.state(room)
+        except Exception:
+            log.exception("room state of %s could not be read", room)
+            return
+        self._fan_out(room, frame)
+
+    def _fan_out(self, room: str, frame: dict[str, Any]) -> None:
+        for sock in self.local(room):
+            sock.send(frame)

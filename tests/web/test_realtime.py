@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis
 
-from webapp.realtime import Hub
+from webapp.realtime import Hub, RoomRelay
 
 
 @pytest.fixture
@@ -58,3 +58,42 @@ def test_cancel_stops_delivery_and_a_failing_callback_harms_no_one(
     hub.publish("t", {"n": 2})
     with pytest.raises(queue.Empty):
         got.get(timeout=0.3)
+
+
+class FakeSocket:
+    def __init__(self, room: str) -> None:
+        self.room = room
+        self.frames: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def send(self, frame: dict[str, Any]) -> bool:
+        self.frames.put(frame)
+        return True
+
+
+def test_relay_forwards_frames_and_coalesces_changes(hubs: tuple[Hub, Hub]) -> None:
+    """Frames reach each local socket of the room; a burst of changes sends few states."""
+    first, second = hubs
+    reads: list[str] = []
+
+    def state(room: str) -> dict[str, Any]:
+        reads.append(room)
+        return {"type": "room.state", "room": room}
+
+    relay = RoomRelay(first, state, min_gap=0.3)
+    here, there, elsewhere = FakeSocket("a"), FakeSocket("a"), FakeSocket("b")
+    for sock in (here, there, elsewhere):
+        relay.attach(sock)
+    assert first.wait_ready()
+    RoomRelay(second, state).publish("a", {"type": "chat.message", "text": "hi"})
+    assert here.frames.get(timeout=5) == {"type": "chat.message", "text": "hi"}
+    assert there.frames.get(timeout=5)["text"] == "hi"
+    for _ in range(20):
+        relay.changed("a")
+    assert here.frames.get(timeout=5) == {"type": "room.state", "room": "a"}
+    assert here.frames.get(timeout=5) == {"type": "room.state", "room": "a"}  # the trailing one
+    with pytest.raises(queue.Empty):
+        here.frames.get(timeout=0.5)
+    assert reads == ["a", "a"] and elsewhere.frames.empty()
+    relay.detach(here)
+    relay.detach(there)
+    assert first.subscribers("room:a") == 0 and first.subscribers("room:b") == 1

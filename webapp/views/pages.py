@@ -39,7 +39,7 @@ from webapp.domain.rooms import (
     WaitingRooms,
     clean_display_name,
 )
-from webapp.realtime import Hub
+from webapp.realtime import RoomRelay
 from webapp.views import lobby, rooms
 
 bp = Blueprint("pages", __name__)
@@ -66,10 +66,10 @@ def remember(room: str, token: str | None) -> None:
     session["tickets"] = held
 
 
-def announce(room: str, hub: Hub | None = None) -> None:
+def announce(room: str) -> None:
     """Tells the room's sockets in every process that who holds a seat changed."""
-    hub = hub or current_app.extensions["hub"]
-    hub.publish(f"room:{room}", {"type": "room.changed", "id": secrets.token_hex(8)})
+    relay: RoomRelay = current_app.extensions["relay"]
+    relay.changed(room)
 
 
 def is_htmx() -> bool:

@@ -6,13 +6,14 @@ on disconnect it closes, which holds the seat for ``grace_seconds``.
 
 Frames are JSON objects with a ``type``. Incoming frames go to the handler registered
 for their type (``@frames.on("chat.send")``); outgoing ones come from this module and
-from the hub topic ``room:<room>``, where any process may publish a frame for every
-socket of the room. The frame ``room.changed`` there is a signal, not a frame: each
-process answers it by sending its sockets one fresh ``room.state``.
+the room relay (``webapp.realtime.RoomRelay``): any process may publish a frame for
+every socket of the room with ``relay.publish(room, frame)``, and ``relay.changed(room)``
+makes every process send its sockets of the room one fresh ``room.state``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -24,16 +25,17 @@ from flask import Blueprint, abort, current_app, request, session, url_for
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from webapp.domain.rooms import RoomError, WaitingRooms
-from webapp.realtime import Hub
+from webapp.domain.rooms import RoomError
+from webapp.realtime import RoomRelay
 from webapp.security import same_origin
 from webapp.views import lobby, rooms
-from webapp.views.pages import announce, public_id, room_state
+from webapp.views.pages import public_id, room_state
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)
 sock = Sock()
 MAX_FRAME_TYPE = 40
+SEND_TIMEOUT = 10.0  # seconds
 
 
 class Connection:
@@ -47,6 +49,11 @@ class Connection:
         self.id = public_id(token)
         self.open = True
         self._lock = threading.Lock()
+        # A client that stops reading must not stall the relay's sends for long. Only
+        # with pings on: then simple-websocket reads only when select says it may.
+        if getattr(ws, "ping_interval", None):
+            with contextlib.suppress(AttributeError, OSError):
+                ws.sock.settimeout(SEND_TIMEOUT)
 
     def send(self, frame: dict[str, Any]) -> bool:
         if not self.open:
@@ -104,29 +111,11 @@ def ping(conn: Connection, frame: dict[str, Any]) -> None:
     conn.send({"type": "pong", "at": frame.get("at")})
 
 
-class Relay:
-    """Forwards hub messages of ``room:<room>`` to this process's sockets of that room.
-
-    The hub calls subscribers one after another on one thread, so the ``room.state``
-    read for one ``room.changed`` signal is shared by every socket of the process.
-    """
-
-    def __init__(self, engine: WaitingRooms) -> None:
-        self.engine = engine
-        self._last: tuple[object, dict[str, Any]] | None = None
-
-    def deliver(self, conn: Connection, message: dict[str, Any]) -> None:
-        if message.get("type") != "room.changed":
-            conn.send(message)
-            return
-        key = (conn.room, message.get("id"))
-        if self._last is None or self._last[0] != key:
-            self._last = (key, room_state(self.engine, conn.room))
-        conn.send(self._last[1])
-
-
 def init_app(app: Any) -> None:
-    app.extensions["relay"] = Relay(app.extensions["rooms"])
+    engine = app.extensions["rooms"]
+    app.extensions["relay"] = RoomRelay(
+        app.extensions["hub"], state=lambda room: room_state(engine, room)
+    )
     app.register_blueprint(bp)
     sock.init_app(app)
 
@@ -145,8 +134,7 @@ def check_handshake() -> None:
 @sock.route("/rooms/<room>/ws", bp=bp)  # type: ignore[untyped-decorator]
 def room_socket(ws: Any, room: str) -> None:
     config = current_app.config
-    hub: Hub = current_app.extensions["hub"]
-    relay: Relay = current_app.extensions["relay"]
+    relay: RoomRelay = current_app.extensions["relay"]
     conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
     beat = float(config["WS_BEAT_SECONDS"])
     hold = lobby().settings(room).grace_seconds + beat
@@ -155,17 +143,17 @@ def room_socket(ws: Any, room: str) -> None:
     except RoomError as error:
         conn.send(gone_frame(room, error))
         return
-    cancel = hub.subscribe(f"room:{room}", lambda message: relay.deliver(conn, message))
+    relay.attach(conn)
     try:
-        announce(room, hub)
+        relay.changed(room)
         conn.send(room_state(rooms(), room))
         serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
     finally:
-        cancel()
+        relay.detach(conn)
         conn.open = False
         try:
             rooms().presence(room, conn.token, "close")
-            announce(room, hub)
+            relay.changed(room)
         except RoomError:
             pass  # the seat already ended (left, removed, lapsed): nothing to hold
 
