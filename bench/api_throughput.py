@@ -1,0 +1,702 @@
+"""Join and check-in throughput of the JSON API, next to a bare Flask endpoint.
+
+Starts a private redis-server and two gunicorn servers on free loopback ports: the real
+app (``webapp:create_app()``) and ``bench/baseline_app.py`` (one Redis ``INCR`` per
+request), both with the same gunicorn settings and the same Redis. Client processes
+then drive each operation in turn over keep-alive connections for a fixed time, several
+rounds over, and the table gives medians across rounds and each operation's throughput
+as a ratio to the baseline's in the same round. See bench/README.md for how to read it.
+
+    .venv/bin/python bench/api_throughput.py [--quick]
+
+Loopback only; every run is bounded in time and stops everything it started, also on
+Ctrl-C, SIGTERM or an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import contextlib
+import ctypes
+import http.client
+import json
+import multiprocessing
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, NoReturn
+
+import redis
+
+from webapp.redis.connection import redis_server_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = Path(__file__).resolve().parent
+HOST = "127.0.0.1"
+ADMIN_TOKEN = "bench-admin-token"
+REQUEST_TIMEOUT = 10.0  # seconds; a stuck server fails the round instead of hanging it
+BIG = 1_000_000  # the largest capacity a room may have: every join is admitted
+LONG = {"dropout_seconds": 3600, "session_seconds": 86400}  # nobody lapses mid-bench
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One measured request kind."""
+
+    label: str
+    server: str  # "baseline" or "app"
+    method: str
+    path: str  # may hold {token}: each client thread cycles through its own tokens
+    pool: str = ""  # the name of the token pool for {token}
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Room:
+    name: str
+    settings: dict[str, Any]
+    held: bool  # one seat taken up front, so every later join waits in line
+
+
+ROOMS = {
+    "join-admitted": Room("bench-join-admitted", {"capacity": BIG, **LONG}, held=False),
+    "join-waiting": Room("bench-join-waiting", {"capacity": 1, **LONG}, held=True),
+    "checkin-waiting": Room("bench-checkin-waiting", {"capacity": 1, **LONG}, held=True),
+    "checkin-admitted": Room("bench-checkin-admitted", {"capacity": BIG, **LONG}, held=False),
+}
+# Rooms whose contents grow with every join: recreated before each round, so every
+# round starts alike.
+FRESH_EACH_ROUND = ("join-admitted", "join-waiting")
+
+OPERATIONS = [
+    Operation("baseline (1 INCR)", "baseline", "GET", "/ping", note="bare Flask + one INCR"),
+    Operation(
+        "join, admitted",
+        "app",
+        "POST",
+        f"/api/rooms/{ROOMS['join-admitted'].name}/join",
+        note=f"capacity {BIG}: every join gets a seat",
+    ),
+    Operation(
+        "join, to the line",
+        "app",
+        "POST",
+        f"/api/rooms/{ROOMS['join-waiting'].name}/join",
+        note="capacity 1, seat taken: every join waits in line",
+    ),
+    Operation(
+        "check-in, waiting",
+        "app",
+        "GET",
+        f"/api/rooms/{ROOMS['checkin-waiting'].name}/position/{{token}}",
+        pool="checkin-waiting",
+        note="GET position of tickets waiting in line",
+    ),
+    Operation(
+        "check-in, admitted",
+        "app",
+        "GET",
+        f"/api/rooms/{ROOMS['checkin-admitted'].name}/position/{{token}}",
+        pool="checkin-admitted",
+        note="GET position of tickets holding a seat",
+    ),
+]
+
+
+# -- the client side: runs in separate processes ---------------------------------------
+
+
+@dataclass
+class Window:
+    """What one client (process or thread) saw in one timed window."""
+
+    done: int = 0
+    errors: int = 0
+    latencies: array.array[float] = field(default_factory=lambda: array.array("d"))
+    first_error: str = ""
+
+    def add(self, other: Window) -> None:
+        self.done += other.done
+        self.errors += other.errors
+        self.latencies.extend(other.latencies)
+        self.first_error = self.first_error or other.first_error
+
+
+def request(conn: http.client.HTTPConnection, method: str, path: str) -> tuple[int, bytes]:
+    conn.request(method, path)
+    response = conn.getresponse()
+    return response.status, response.read()
+
+
+class KeepAlive:
+    """A minimal HTTP/1.1 keep-alive client for the timed requests.
+
+    http.client parses every header block with the email package: on a 2-core machine
+    that took about 5 times the client CPU per request of this, CPU the servers under
+    test then lack. It handles what gunicorn sends back to Flask: Content-Length bodies.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sock: socket.socket | None = None
+        self.reader: Any = None
+
+    def message(self, method: str, path: str) -> bytes:
+        return (
+            f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nContent-Length: 0\r\n\r\n"
+        ).encode()
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((HOST, self.port), timeout=REQUEST_TIMEOUT)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb")
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.reader.close()
+            self.sock.close()
+        self.sock = self.reader = None
+
+    def send(self, message: bytes) -> tuple[int, bytes]:
+        """Sends one prepared request; returns the status and body of the reply."""
+        if self.sock is None:
+            self.connect()
+        assert self.sock is not None
+        self.sock.sendall(message)
+        status_line = self.reader.readline()
+        if not status_line:
+            raise ConnectionError("the server closed the connection")
+        status = int(status_line.split(b" ", 2)[1])
+        length, close = 0, False
+        while (line := self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"connection":
+                close = value.strip().lower() == b"close"
+            elif name == b"transfer-encoding":
+                raise http.client.HTTPException("chunked replies are not supported")
+        body = self.reader.read(length)
+        if close:
+            self.close()
+        return status, body
+
+
+def drive(port: int, method: str, paths: list[str], start_at: float, duration: float) -> Window:
+    """Sends requests back to back on one keep-alive connection during the window."""
+    out = Window()
+    client = KeepAlive(port)
+    messages = [client.message(method, path) for path in paths]
+    with contextlib.suppress(OSError):
+        client.connect()  # before the window opens: connection set-up is not timed
+    end = start_at + duration
+    time.sleep(max(start_at - time.monotonic(), 0))
+    i = 0
+    clock = time.monotonic
+    while True:
+        began = clock()
+        if began >= end:
+            break
+        try:
+            status, body = client.send(messages[i % len(messages)])
+            ok = status == 200
+            if not ok and not out.first_error:
+                out.first_error = f"HTTP {status}: {body[:200]!r}"
+        except (OSError, ValueError, IndexError, http.client.HTTPException) as error:
+            ok = False
+            out.first_error = out.first_error or f"{type(error).__name__}: {error}"
+            client.close()
+        finished = clock()
+        i += 1
+        if finished > end:
+            break  # finished after the window closed: not counted
+        if ok:
+            out.done += 1
+            out.latencies.append(finished - began)
+        else:
+            out.errors += 1
+    client.close()
+    return out
+
+
+def in_threads(work: Callable[..., Any], arguments: list[tuple[Any, ...]]) -> list[Any]:
+    """Runs ``work(*args)`` for each args in its own thread; returns the results in order."""
+    results: list[Any] = [None] * len(arguments)
+    failures: list[BaseException] = []
+
+    def run(index: int) -> None:
+        try:
+            results[index] = work(*arguments[index])
+        except BaseException as error:  # raised again in the calling thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(arguments))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return results
+
+
+def fill(port: int, room: str, count: int) -> list[str]:
+    """Joins ``count`` times on one connection; returns the tokens."""
+    client = KeepAlive(port)
+    message = client.message("POST", f"/api/rooms/{room}/join")
+    tokens = []
+    for _ in range(count):
+        status, body = client.send(message)
+        if status != 200:
+            raise RuntimeError(f"join {room} during set-up: HTTP {status} {body[:200]!r}")
+        tokens.append(json.loads(body)["token"])
+    client.close()
+    return tokens
+
+
+def client_main(pipe: Connection, threads: int) -> None:
+    """A load-generating process: obeys commands from the bench until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the bench process handles Ctrl-C
+    pools: dict[str, list[list[str]]] = {}  # pool -> each thread's tokens
+    while True:
+        try:
+            command, *args = pipe.recv()
+        except (EOFError, OSError):
+            return  # the bench is gone
+        if command == "stop":
+            return
+        try:
+            reply: tuple[str, Any] = ("ok", obey(command, args, pools, threads))
+        except Exception as error:  # reported to the bench rather than lost
+            reply = ("error", f"{type(error).__name__}: {error}")
+        try:
+            pipe.send(reply)
+        except OSError:
+            return  # the bench is gone
+
+
+def obey(command: str, args: list[Any], pools: dict[str, list[list[str]]], threads: int) -> Any:
+    if command == "fill":
+        pool, port, room, per_thread = args
+        pools[pool] = in_threads(fill, [(port, room, per_thread)] * threads)
+        return None
+    if command == "run":
+        port, method, path, pool, start_at, duration = args
+        own = pools[pool] if pool else [[""]] * threads
+        paths = [[path.format(token=token) for token in tokens] for tokens in own]
+        total = Window()
+        for part in in_threads(drive, [(port, method, p, start_at, duration) for p in paths]):
+            total.add(part)
+        return total
+    raise ValueError(f"unknown command {command!r}")
+
+
+# -- the servers -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM if the bench dies, even by SIGKILL (Linux)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Starts a server in its own session (the terminal's Ctrl-C goes to the bench only,
+    which then stops the servers in order)."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+
+
+def stop(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL to its whole process group (its own session: ours alone)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout)
+
+
+def tail(log: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not ready():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{log.stem} did not start; the end of {log}:\n{tail(log)}")
+        time.sleep(0.05)
+
+
+def answers(port: int, path: str) -> bool:
+    try:
+        conn = http.client.HTTPConnection(HOST, port, timeout=2)
+        status, _ = request(conn, "GET", path)
+        conn.close()
+        return status < 500
+    except (OSError, http.client.HTTPException):
+        return False
+
+
+def redis_answers(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def start_redis(stack: contextlib.ExitStack, workdir: Path) -> int:
+    port = free_port()
+    log = workdir / "redis.log"
+    argv = [
+        redis_server_binary(),
+        "--port", str(port),
+        "--bind", HOST,
+        "--save", "",
+        "--appendonly", "no",
+        "--dir", str(workdir),
+    ]  # fmt: skip
+    proc = spawn(argv, log)
+    stack.callback(stop, proc)
+    wait_until(lambda: redis_answers(port), proc, log)
+    return port
+
+
+def start_gunicorn(
+    stack: contextlib.ExitStack, workdir: Path, name: str, app: str, env: dict[str, str]
+) -> int:
+    port = free_port()
+    log = workdir / f"{name}.log"
+    argv = [
+        sys.executable, "-m", "gunicorn",
+        "-c", "python:webapp.gunicorn_conf",
+        "--bind", f"{HOST}:{port}",
+        "--pythonpath", str(BENCH_DIR),
+        app,
+    ]  # fmt: skip
+    proc = spawn(argv, log, env)
+    stack.callback(stop, proc)
+    path = "/ping" if name == "baseline" else "/api/rooms"
+    wait_until(lambda: answers(port, path), proc, log)
+    return port
+
+
+# -- the bench ---------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    rps: float
+    p50: float
+    p99: float
+    errors: int
+    redis_commands: float  # per request, counting those a script runs
+    redis_cpu: float  # redis-server CPU seconds per request
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+class Clients:
+    """The load-generating processes."""
+
+    def __init__(self, stack: contextlib.ExitStack, processes: int, threads: int) -> None:
+        context = multiprocessing.get_context("spawn")  # no inherited threads or sockets
+        self.pipes: list[Connection] = []
+        self.procs = []
+        for _ in range(processes):
+            ours, theirs = context.Pipe()
+            proc = context.Process(target=client_main, args=(theirs, threads), daemon=True)
+            proc.start()
+            stack.callback(self._end, proc)
+            self.pipes.append(ours)
+            self.procs.append(proc)
+
+    @staticmethod
+    def _end(proc: Any) -> None:
+        proc.terminate()
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+
+    def ask(self, *command: Any, timeout: float) -> list[Any]:
+        for pipe in self.pipes:
+            pipe.send(command)
+        replies = []
+        for pipe, proc in zip(self.pipes, self.procs, strict=True):
+            if not pipe.poll(timeout):
+                raise RuntimeError(f"a client process did not answer {command[0]!r} in time")
+            status, value = pipe.recv()
+            if status != "ok":
+                raise RuntimeError(f"client process {proc.pid}: {value}")
+            replies.append(value)
+        return replies
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+        self.args = args
+        self.workdir = Path(tempfile.mkdtemp(prefix="wr-bench-api-"))
+        stack.callback(shutil.rmtree, self.workdir, True)
+        redis_port = start_redis(stack, self.workdir)
+        self.redis = redis.Redis(host=HOST, port=redis_port)
+        stack.callback(self.redis.close)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBAPP_", "WEB_"))}
+        env.update(
+            REDIS_URL=f"redis://{HOST}:{redis_port}/0",
+            WEBAPP_ADMIN_TOKEN=ADMIN_TOKEN,
+            WEBAPP_SECRET_KEY="bench-secret-key",
+            WEBAPP_DATA_DIR=str(self.workdir / "data"),
+            WEB_WORKER_CLASS="gthread",
+            WEB_CONCURRENCY=str(args.workers),
+            WEB_THREADS=str(args.server_threads),
+        )
+        self.ports = {
+            "app": start_gunicorn(stack, self.workdir, "app", "webapp:create_app()", env),
+            "baseline": start_gunicorn(
+                stack, self.workdir, "baseline", "baseline_app:create_app()", env
+            ),
+        }
+        self.clients = Clients(stack, args.clients, args.threads)
+        self.longest_line = 0
+
+    def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        conn = http.client.HTTPConnection(HOST, self.ports["app"], timeout=REQUEST_TIMEOUT)
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+        conn.request(method, path, None if body is None else json.dumps(body), headers)
+        response = conn.getresponse()
+        reply = json.loads(response.read() or b"null")
+        conn.close()
+        if response.status >= 400 and not (method == "DELETE" and response.status == 404):
+            raise RuntimeError(f"{method} {path}: HTTP {response.status} {reply}")
+        return reply
+
+    def make_room(self, room: Room) -> None:
+        self.admin("DELETE", f"/api/admin/rooms/{room.name}")
+        self.admin("PUT", f"/api/admin/rooms/{room.name}", room.settings)
+        if room.held:
+            self.admin("POST", f"/api/rooms/{room.name}/join")
+
+    def set_up(self) -> None:
+        for room in ROOMS.values():
+            self.make_room(room)
+        for pool in ("checkin-waiting", "checkin-admitted"):
+            name = ROOMS[pool].name
+            self.clients.ask("fill", pool, self.ports["app"], name, self.args.fill, timeout=120)
+
+    def redis_usage(self) -> tuple[int, float]:
+        """Commands the Redis server ran so far (script calls included), and its CPU time."""
+        info = self.redis.info("all")
+        return info["total_commands_processed"], info["used_cpu_user"] + info["used_cpu_sys"]
+
+    def window(self, op: Operation, duration: float) -> Sample:
+        start_at = time.monotonic() + 0.3  # time for every client to connect
+        port = self.ports[op.server]
+        commands, cpu = self.redis_usage()
+        parts = self.clients.ask(
+            "run", port, op.method, op.path, op.pool, start_at, duration, timeout=duration + 30
+        )
+        commands_after, cpu_after = self.redis_usage()
+        total = Window()
+        for part in parts:
+            total.add(part)
+        if total.errors and not total.done:
+            raise RuntimeError(f"{op.label}: every request failed; first: {total.first_error}")
+        if total.errors:
+            progress(f"! {op.label}: {total.errors} errors; first: {total.first_error}")
+        latencies = sorted(total.latencies)
+        handled = max(total.done, 1)
+        return Sample(
+            rps=total.done / duration,
+            p50=percentile(latencies, 0.5),
+            p99=percentile(latencies, 0.99),
+            errors=total.errors,
+            redis_commands=(commands_after - commands) / handled,
+            redis_cpu=(cpu_after - cpu) / handled,
+        )
+
+    def run(self) -> dict[str, list[Sample]]:
+        began = time.monotonic()
+        self.set_up()
+        for op in OPERATIONS:  # warm-up: imports, script loading, connection pools
+            self.window(op, self.args.warmup)
+        progress(f"rooms filled and warmed up in {time.monotonic() - began:.1f} s")
+        results: dict[str, list[Sample]] = {op.label: [] for op in OPERATIONS}
+        for round_ in range(self.args.repeats):
+            for key in FRESH_EACH_ROUND:
+                self.make_room(ROOMS[key])
+            # Rotated each round, so no operation always runs first or after the same one.
+            shift = round_ % len(OPERATIONS)
+            for op in OPERATIONS[shift:] + OPERATIONS[:shift]:
+                results[op.label].append(self.window(op, self.args.duration))
+            line = self.admin("GET", f"/api/rooms/{ROOMS['join-waiting'].name}/qsize")
+            self.longest_line = max(self.longest_line, line["len"])
+            progress(f"round {round_ + 1}/{self.args.repeats} done")
+        return results
+
+
+def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sample]]) -> None:
+    base = results[OPERATIONS[0].label]
+    connections = args.clients * args.threads
+    print()
+    print("API throughput next to a bare Flask endpoint doing one Redis round-trip")
+    print(
+        f"gunicorn gthread, {args.workers} workers x {args.server_threads} threads per server; "
+        f"redis-server on loopback TCP, no persistence; Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print(
+        f"load: {connections} keep-alive connections ({args.clients} processes x "
+        f"{args.threads} threads), closed loop; {args.repeats} rounds x {args.duration:g} s "
+        "per operation, operations interleaved"
+    )
+    print(
+        "figures: medians over rounds; 'vs base' = median of the per-round ratios of req/s "
+        "to the baseline's; 'spread' = half the range of req/s over rounds"
+    )
+    print()
+    print(
+        f"{'operation':<20} {'req/s':>7} {'spread':>7} {'vs base':>8} {'p50 ms':>7} "
+        f"{'p99 ms':>7} {'redis cmd/req':>14} {'redis us/req':>13} {'errors':>7}"
+    )
+
+    def median(values: Iterator[float]) -> float:
+        return statistics.median(values)
+
+    for op in OPERATIONS:
+        samples = results[op.label]
+        rps = median(s.rps for s in samples)
+        rates = [s.rps for s in samples]
+        spread = f"±{(max(rates) - min(rates)) / 2 / rps:.0%}" if rps else "-"
+        ratio = median(s.rps / b.rps for s, b in zip(samples, base, strict=True))
+        print(
+            f"{op.label:<20} {rps:>7.0f} {spread:>7} {ratio:>8.2f} "
+            f"{median(s.p50 for s in samples) * 1e3:>7.2f} "
+            f"{median(s.p99 for s in samples) * 1e3:>7.2f} "
+            f"{median(s.redis_commands for s in samples):>14.1f} "
+            f"{median(s.redis_cpu for s in samples) * 1e6:>13.0f} "
+            f"{sum(s.errors for s in samples):>7}"
+        )
+    print()
+    for op in OPERATIONS:
+        print(f"  {op.label:<20} {op.method} {op.path.replace('{token}', '<token>')}: {op.note}")
+    print(
+        f"check-ins cycle through {connections * args.fill} tickets per room; the join rooms "
+        f"are recreated each round (longest line reached: {bench.longest_line}); redis "
+        "figures count every command, those run inside Lua scripts too"
+    )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average at the end: {load} (other work on this machine skews absolute figures)")
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 rounds of 1 s: a smoke run")
+    parser.add_argument("--repeats", type=int, help="rounds (default 5; quick 3)")
+    parser.add_argument("--duration", type=float, help="seconds per operation per round")
+    parser.add_argument("--clients", type=int, default=4, help="client processes")
+    parser.add_argument("--threads", type=int, default=2, help="connections per client")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per server")
+    parser.add_argument("--server-threads", type=int, default=32, help="threads per worker")
+    parser.add_argument("--fill", type=int, help="tickets per connection for check-ins")
+    args = parser.parse_args(argv)
+    args.repeats = args.repeats or (3 if args.quick else 5)
+    args.duration = args.duration or (1.0 if args.quick else 3.0)
+    args.warmup = 0.3 if args.quick else 1.0
+    args.fill = args.fill or (25 if args.quick else 100)
+    if min(args.repeats, args.clients, args.threads, args.workers, args.fill) < 1:
+        parser.error("counts must be at least 1")
+    if not 0.1 <= args.duration <= 60:
+        parser.error("--duration must be between 0.1 and 60 seconds")
+    return args
+
+
+def progress(message: str) -> None:
+    print(f"  {message}", file=sys.stderr, flush=True)
+
+
+class OutOfTime(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    per_window = args.duration + 1.0
+    budget = 180 + len(OPERATIONS) * (args.warmup + 1 + args.repeats * per_window)
+
+    def out_of_time(_signum: int, _frame: Any) -> NoReturn:
+        raise OutOfTime(f"the bench ran past its budget of {budget:.0f} s")
+
+    def terminated(_signum: int, _frame: Any) -> NoReturn:
+        raise SystemExit(143)
+
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.signal(signal.SIGTERM, terminated)
+    signal.alarm(int(budget))
+    stack = contextlib.ExitStack()
+    try:
+        progress(f"starting redis-server and two gunicorn servers (budget {budget:.0f} s)")
+        began = time.monotonic()
+        bench = Bench(args, stack)
+        progress(f"servers and clients up in {time.monotonic() - began:.1f} s")
+        results = bench.run()
+        report(args, bench, results)
+        return 0
+    except KeyboardInterrupt:
+        progress("interrupted; stopping the servers")
+        return 130
+    except (OutOfTime, RuntimeError) as error:
+        print(f"bench failed: {error}", file=sys.stderr)
+        return 1
+    finally:
+        # Nothing may interrupt the clean-up; each step is bounded by its own timeouts.
+        signal.alarm(0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stack.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
