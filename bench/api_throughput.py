@@ -401,7 +401,8 @@ def start_redis(stack: contextlib.ExitStack, workdir: Path) -> int:
 
 def start_gunicorn(
     stack: contextlib.ExitStack, workdir: Path, name: str, app: str, env: dict[str, str]
-) -> int:
+) -> tuple[int, int]:
+    """Starts a gunicorn server; returns its port and its master's pid."""
     port = free_port()
     log = workdir / f"{name}.log"
     argv = [
@@ -415,7 +416,22 @@ def start_gunicorn(
     stack.callback(stop, proc)
     path = "/ping" if name == "baseline" else "/api/rooms"
     wait_until(lambda: answers(port, path), proc, log)
-    return port
+    return port, proc.pid
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds used so far by a process and its children (Linux /proc; else 0)."""
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(c) for c in f.read().split()]
+        for each in [pid, *children]:
+            with open(f"/proc/{each}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return 0.0
+    return total
 
 
 # -- the bench ---------------------------------------------------------------------------
@@ -427,6 +443,7 @@ class Sample:
     p50: float
     p99: float
     errors: int
+    server_cpu: float  # CPU seconds of the gunicorn server (master and workers) per request
     redis_commands: float  # per request, counting those a script runs
     redis_cpu: float  # redis-server CPU seconds per request
 
@@ -492,12 +509,15 @@ class Bench:
             WEB_CONCURRENCY=str(args.workers),
             WEB_THREADS=str(args.server_threads),
         )
-        self.ports = {
-            "app": start_gunicorn(stack, self.workdir, "app", "webapp:create_app()", env),
-            "baseline": start_gunicorn(
-                stack, self.workdir, "baseline", "baseline_app:create_app()", env
-            ),
-        }
+        self.ports: dict[str, int] = {}
+        self.pids: dict[str, int] = {}
+        for server, app in (
+            ("app", "webapp:create_app()"),
+            ("baseline", "baseline_app:create_app()"),
+        ):
+            self.ports[server], self.pids[server] = start_gunicorn(
+                stack, self.workdir, server, app, env
+            )
         self.clients = Clients(stack, args.clients, args.threads)
         self.longest_line = 0
 
@@ -534,10 +554,12 @@ class Bench:
         start_at = time.monotonic() + 0.3  # time for every client to connect
         port = self.ports[op.server]
         commands, cpu = self.redis_usage()
+        server_cpu = tree_cpu(self.pids[op.server])
         parts = self.clients.ask(
             "run", port, op.method, op.path, op.pool, start_at, duration, timeout=duration + 30
         )
         commands_after, cpu_after = self.redis_usage()
+        server_cpu = tree_cpu(self.pids[op.server]) - server_cpu
         total = Window()
         for part in parts:
             total.add(part)
@@ -552,6 +574,7 @@ class Bench:
             p50=percentile(latencies, 0.5),
             p99=percentile(latencies, 0.99),
             errors=total.errors,
+            server_cpu=server_cpu / handled,
             redis_commands=(commands_after - commands) / handled,
             redis_cpu=(cpu_after - cpu) / handled,
         )
@@ -589,16 +612,13 @@ def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sampl
     print(
         f"load: {connections} keep-alive connections ({args.clients} processes x "
         f"{args.threads} threads), closed loop; {args.repeats} rounds x {args.duration:g} s "
-        "per operation, operations interleaved"
-    )
-    print(
-        "figures: medians over rounds; 'vs base' = median of the per-round ratios of req/s "
-        "to the baseline's; 'spread' = half the range of req/s over rounds"
+        "per operation, operations interleaved; figures are medians over rounds"
     )
     print()
     print(
-        f"{'operation':<20} {'req/s':>7} {'spread':>7} {'vs base':>8} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'redis cmd/req':>14} {'redis us/req':>13} {'errors':>7}"
+        f"{'operation':<20} {'req/s':>6} {'spread':>6} {'rps/base':>8} {'p50 ms':>7} "
+        f"{'p99 ms':>7} {'web us/req':>10} {'cpu/base':>8} {'redis cmd/req':>13} "
+        f"{'redis us/req':>12} {'errors':>6}"
     )
 
     def median(values: Iterator[float]) -> float:
@@ -606,25 +626,36 @@ def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sampl
 
     for op in OPERATIONS:
         samples = results[op.label]
+        pairs = list(zip(samples, base, strict=True))
         rps = median(s.rps for s in samples)
         rates = [s.rps for s in samples]
         spread = f"±{(max(rates) - min(rates)) / 2 / rps:.0%}" if rps else "-"
-        ratio = median(s.rps / b.rps for s, b in zip(samples, base, strict=True))
+        cpu_ratio = (
+            median(s.server_cpu / b.server_cpu for s, b in pairs)
+            if all(b.server_cpu for b in base)
+            else float("nan")
+        )
         print(
-            f"{op.label:<20} {rps:>7.0f} {spread:>7} {ratio:>8.2f} "
+            f"{op.label:<20} {rps:>6.0f} {spread:>6} "
+            f"{median(s.rps / b.rps for s, b in pairs):>8.2f} "
             f"{median(s.p50 for s in samples) * 1e3:>7.2f} "
             f"{median(s.p99 for s in samples) * 1e3:>7.2f} "
-            f"{median(s.redis_commands for s in samples):>14.1f} "
-            f"{median(s.redis_cpu for s in samples) * 1e6:>13.0f} "
-            f"{sum(s.errors for s in samples):>7}"
+            f"{median(s.server_cpu for s in samples) * 1e6:>10.0f} {cpu_ratio:>8.2f} "
+            f"{median(s.redis_commands for s in samples):>13.1f} "
+            f"{median(s.redis_cpu for s in samples) * 1e6:>12.0f} "
+            f"{sum(s.errors for s in samples):>6}"
         )
     print()
     for op in OPERATIONS:
         print(f"  {op.label:<20} {op.method} {op.path.replace('{token}', '<token>')}: {op.note}")
     print(
+        "rps/base and cpu/base: medians of per-round ratios to the baseline; spread: half "
+        "the range of req/s over rounds; web us/req: CPU of the gunicorn master and workers "
+        "per request; redis figures count every command, those inside Lua scripts too"
+    )
+    print(
         f"check-ins cycle through {connections * args.fill} tickets per room; the join rooms "
-        f"are recreated each round (longest line reached: {bench.longest_line}); redis "
-        "figures count every command, those run inside Lua scripts too"
+        f"are recreated each round (longest line reached: {bench.longest_line})"
     )
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at the end: {load} (other work on this machine skews absolute figures)")
