@@ -1,4 +1,6 @@
-"""The waiting-room engine's rules, one test each, with time under the test's control."""
+"""The waiting-room engine's rules, one test each, with time under the test's control.
+
+Every test runs against a single Redis and against a Redis Cluster (the `db` fixture)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ ROOM = "lobby"
 
 
 @pytest.fixture
-def rooms(r, keys, clock):
-    engine = WaitingRooms(r, keys, clock=clock)
+def rooms(db, keys, clock):
+    engine = WaitingRooms(db, keys, clock=clock)
     engine.configure(
         ROOM,
         {"capacity": 2, "dropout_seconds": 30, "grace_seconds": 10, "session_seconds": 300},
@@ -94,29 +96,29 @@ def test_checkin_exactly_at_deadline_keeps_place(rooms, clock):
     assert rooms.check_in(ROOM, c.token).position == 1
 
 
-def test_sweep_clears_dropouts_nobody_polls(rooms, clock, r, keys):
+def test_sweep_clears_dropouts_nobody_polls(rooms, clock, db, keys):
     """The background sweep drops overdue waiters even when no request comes."""
     fill(rooms, 12)
     clock.advance(31)
     assert rooms.sweep(ROOM) >= 10
-    assert r.zcard(keys.room(ROOM).line) == 0
+    assert db.zcard(keys.room(ROOM).line) == 0
 
 
-def test_upkeep_per_call_is_bounded(r, keys, clock):
+def test_upkeep_per_call_is_bounded(db, keys, clock):
     """One request clears at most a batch of dropouts; the sweep finishes the rest."""
-    rooms = WaitingRooms(r, keys, clock=clock, batch=5)
+    rooms = WaitingRooms(db, keys, clock=clock, batch=5)
     rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 30})
     fill(rooms, 21)
     clock.advance(31)
     fresh = rooms.join(ROOM)
-    assert r.zcard(keys.room(ROOM).line) > 5
+    assert db.zcard(keys.room(ROOM).line) > 5
     rooms.sweep(ROOM)
-    assert r.zrange(keys.room(ROOM).line, 0, -1) == [fresh.token]
+    assert db.zrange(keys.room(ROOM).line, 0, -1) == [fresh.token]
 
 
-def test_overdue_ticket_cannot_renew_itself(r, keys, clock):
+def test_overdue_ticket_cannot_renew_itself(db, keys, clock):
     """A ticket past its deadline ends on its own check-in, even if upkeep missed it."""
-    rooms = WaitingRooms(r, keys, clock=clock, batch=1)
+    rooms = WaitingRooms(db, keys, clock=clock, batch=1)
     rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 30})
     tickets = fill(rooms, 5)
     clock.advance(31)
@@ -252,18 +254,18 @@ def test_unknown_and_ended_tickets(rooms):
     assert gone.value.why == "left"
 
 
-def test_ended_tickets_are_forgotten_after_retention(rooms, clock, r, keys):
+def test_ended_tickets_are_forgotten_after_retention(rooms, clock, db, keys):
     """Ended tickets answer 'gone' for an hour, then are forgotten (bounded memory)."""
     (a,) = fill(rooms, 1)
     rooms.leave(ROOM, a.token)
     clock.advance(3601)
     rooms.sweep(ROOM)
-    assert r.hlen(keys.room(ROOM).tickets) == 0
+    assert db.hlen(keys.room(ROOM).tickets) == 0
     with pytest.raises(TicketNotFound):
         rooms.check_in(ROOM, a.token)
 
 
-def test_every_runtime_key_has_a_ttl(rooms, r, keys):
+def test_every_runtime_key_has_a_ttl(rooms, db, keys):
     """Abandoned rooms do not leak: every key but the settings has a TTL."""
     a, *_ = [rooms.join(ROOM, identity=f"visitor:{i}") for i in range(4)]
     rooms.leave(ROOM, a.token)
@@ -271,8 +273,8 @@ def test_every_runtime_key_has_a_ttl(rooms, r, keys):
     for key in room.all():
         if key == room.settings:
             continue
-        assert r.exists(key), key
-        assert r.ttl(key) > 0, key
+        assert db.exists(key), key
+        assert db.ttl(key) > 0, key
 
 
 def test_paused_room_queues_and_admits_nobody(rooms):
@@ -313,15 +315,15 @@ def test_lowering_capacity_evicts_nobody(rooms):
     assert rooms.check_in(ROOM, c.token).state == "waiting"
 
 
-def test_line_length_limit_refuses_and_changes_nothing(rooms, r, keys):
+def test_line_length_limit_refuses_and_changes_nothing(rooms, db, keys):
     """max_line_length: a join past it is refused and leaves no trace."""
     rooms.configure(ROOM, {"max_line_length": 2})
     fill(rooms, 4)
-    before = r.hlen(keys.room(ROOM).tickets)
+    before = db.hlen(keys.room(ROOM).tickets)
     with pytest.raises(JoinRefused):
         rooms.join(ROOM, identity="visitor:x")
-    assert r.hlen(keys.room(ROOM).tickets) == before
-    assert not r.hexists(keys.room(ROOM).identities, "visitor:x")
+    assert db.hlen(keys.room(ROOM).tickets) == before
+    assert not db.hexists(keys.room(ROOM).identities, "visitor:x")
 
 
 def test_admission_control_by_people_ahead(rooms):
@@ -349,11 +351,11 @@ def test_settings_are_validated(rooms):
     assert rooms.settings(ROOM).capacity == 2
 
 
-def test_delete_removes_every_key(rooms, r, keys):
+def test_delete_removes_every_key(rooms, db, keys):
     """Deleting a room removes all of its keys and its index entry."""
     fill(rooms, 4)
     assert rooms.delete(ROOM)
-    assert r.exists(*keys.room(ROOM).all()) == 0
+    assert db.exists(*keys.room(ROOM).all()) == 0
     assert rooms.names() == []
     assert not rooms.delete(ROOM)
 
@@ -376,10 +378,10 @@ def test_summaries(rooms):
     }  # fmt: skip
 
 
-def test_sequence_not_last_score(rooms, r, keys):
+def test_sequence_not_last_score(rooms, db, keys):
     """Line order comes from the room's sequence, which never goes back."""
     *_, c, d = fill(rooms, 4)
     rooms.leave(ROOM, d.token)
     e = rooms.join(ROOM)
     line = keys.room(ROOM).line
-    assert r.zscore(line, e.token) > r.zscore(line, c.token) + 1
+    assert db.zscore(line, e.token) > db.zscore(line, c.token) + 1
