@@ -339,10 +339,6 @@ class WaitingRooms:
         The same ``identity`` joining again gets its live ticket back (a check-in).
         ``max_ahead`` is admission control: refuse if more people would be ahead.
         """
-        settings = self.settings(room)
-        max_line = (
-            "" if settings is None or settings.max_line_length is None else settings.max_line_length
-        )
         reply = self._run(
             "room_join",
             room,
@@ -350,7 +346,6 @@ class WaitingRooms:
             identity,
             name,
             "" if max_ahead is None else max_ahead,
-            max_line,
             self.batch,
         )
         return self._ticket(reply, room)

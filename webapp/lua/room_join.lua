@@ -3,7 +3,8 @@
 -- KEYS: the room's nine keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 a fresh token, 3 identity ('' = none),
 --       4 display name, 5 most people allowed ahead of a new joiner ('' = no limit),
---       6 most people allowed in the line ('' = no limit), 7 upkeep batch size
+--       6 upkeep batch size
+-- The room's max_line_length setting caps the line.
 -- Reply: reply() of room_lib.lua; code ok | no_room | closed | full | too_long | taken.
 --   Joining again with a live identity is a check-in of the same ticket.
 local now, token, identity, name = clock(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
@@ -11,7 +12,7 @@ local s = load_settings()
 if not s then
     return reply('no_room', '', nil, nil, now)
 end
-settle(now, tonumber(ARGV[7]), s)
+settle(now, tonumber(ARGV[6]), s)
 
 if identity ~= '' then
     local existing = redis.call('HGET', K_IDENT, identity)
@@ -38,7 +39,7 @@ end
 if s.status == 'open' and waiting == 0 and redis.call('ZCARD', K_SEATS) < s.capacity then
     seat(token, t, now, now + s.session, 'admitted')
 else
-    if ARGV[6] ~= '' and waiting >= tonumber(ARGV[6]) then
+    if s.max_line and waiting >= s.max_line then
         return reply('full', '', nil, s, now)
     end
     if ARGV[5] ~= '' and waiting > tonumber(ARGV[5]) then

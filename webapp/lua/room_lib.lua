@@ -50,6 +50,7 @@ local function load_settings()
         dropout = tonumber(s.dropout_seconds),
         grace = tonumber(s.grace_seconds),
         session = tonumber(s.session_seconds),
+        max_line = tonumber(s.max_line_length),  -- nil when unset ('')
         status = s.status,
     }
 end
