@@ -37,24 +37,18 @@ class FakeClock:
         self.now += seconds
 
 
+def server_command(binary: str, port: int, directory: str) -> list[str]:
+    """A throwaway redis-server on loopback: nothing kept on disk."""
+    return [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", directory]  # fmt: skip
+
+
 def start_redis_server(directory: str) -> tuple[subprocess.Popen[bytes], int]:
     from webapp.redis.connection import redis_server_binary
 
     port = free_port()
     proc = subprocess.Popen(
-        [
-            redis_server_binary(),
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            directory,
-        ],
+        server_command(redis_server_binary(), port, directory),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -90,17 +84,7 @@ def start_redis_cluster(
         procs.append(
             subprocess.Popen(
                 [
-                    server,
-                    "--port",
-                    str(port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--dir",
-                    directory,
+                    *server_command(server, port, directory),
                     "--cluster-enabled",
                     "yes",
                     "--cluster-config-file",

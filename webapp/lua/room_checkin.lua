@@ -4,17 +4,9 @@
 -- ARGV: 1 now ('' = Redis TIME), 2 token, 3 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone (state ended, why set)
 local now, token = clock(ARGV[1]), ARGV[2]
-local s = load_settings()
-if not s then
-    return reply('no_room', token, nil, nil, now)
-end
-settle(now, tonumber(ARGV[3]), s)
-local t = get_ticket(token)
-if not t then
-    return reply('unknown', token, nil, s, now)
-end
-if t.st == 'ended' or lapse_if_due(token, t, now) then
-    return reply('gone', token, t, s, now)
+local s, t, refusal = live_ticket(now, token, tonumber(ARGV[3]))
+if refusal then
+    return refusal
 end
 check_in(token, t, now, s)
 touch()

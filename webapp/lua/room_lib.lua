@@ -245,3 +245,22 @@ local function reply(code, token, t, s, now)
     return {code, token or '', state, position, redis.call('ZCARD', K_LINE),
         redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name}
 end
+
+-- The start of every script about one ticket: the room, its upkeep, the ticket.
+-- Returns s, t, nil for a live ticket; otherwise s, t, and the reply to return now
+-- (no_room, unknown, or gone with the reason it ended).
+local function live_ticket(now, token, batch)
+    local s = load_settings()
+    if not s then
+        return nil, nil, reply('no_room', token, nil, nil, now)
+    end
+    settle(now, batch, s)
+    local t = get_ticket(token)
+    if not t then
+        return s, nil, reply('unknown', token, nil, s, now)
+    end
+    if t.st == 'ended' or lapse_if_due(token, t, now) then
+        return s, t, reply('gone', token, t, s, now)
+    end
+    return s, t, nil
+end

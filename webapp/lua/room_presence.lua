@@ -8,17 +8,9 @@
 --       4 hold seconds for open and beat, 5 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_seated
 local now, token, op, hold = clock(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local s = load_settings()
-if not s then
-    return reply('no_room', token, nil, nil, now)
-end
-settle(now, tonumber(ARGV[5]), s)
-local t = get_ticket(token)
-if not t then
-    return reply('unknown', token, nil, s, now)
-end
-if t.st == 'ended' or lapse_if_due(token, t, now) then
-    return reply('gone', token, t, s, now)
+local s, t, refusal = live_ticket(now, token, tonumber(ARGV[5]))
+if refusal then
+    return refusal
 end
 if t.st ~= 'offered' and t.st ~= 'admitted' then
     return reply('not_seated', token, t, s, now)
