@@ -7,14 +7,21 @@ hands its URL to every worker; it stops it on exit.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 from webapp.redis.connection import EmbeddedRedis
 
-# Each open websocket holds one thread under gthread; see README "Sizing".
-worker_class = os.environ.get("WEB_WORKER_CLASS", "gthread")
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = int(os.environ.get("WEB_THREADS", "32"))
+# gevent, measured (bench/ws_sizing.py, docs/operations.md "Sizing"): every open room
+# websocket holds its handler for as long as it is open. Under gthread that is one of
+# `threads` per worker, and once sockets hold them all the waiting page's polls starve;
+# under gevent it is a greenlet, so one worker per core holds `worker_connections`
+# sockets and polls together. WEB_WORKER_CLASS=gthread still works (size WEB_THREADS
+# above the sockets a worker may hold, plus room for polls).
+worker_class = os.environ.get("WEB_WORKER_CLASS", "gevent")
+workers = int(os.environ.get("WEB_CONCURRENCY", str(min(os.cpu_count() or 1, 4))))
+worker_connections = int(os.environ.get("WEB_WORKER_CONNECTIONS", "1000"))  # gevent
+threads = int(os.environ.get("WEB_THREADS", "64"))  # gthread only
 timeout = 60
 graceful_timeout = 10
 accesslog = os.environ.get("WEB_ACCESS_LOG") or None
@@ -34,6 +41,13 @@ def on_starting(server: Any) -> None:
     _embedded = EmbeddedRedis(EmbeddedRedis.resolve(data_dir))
     os.environ["REDIS_URL"] = _embedded.start()
     server.log.info("Redis: embedded redis-server at %s", os.environ["REDIS_URL"])
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    # The gevent worker patches the standard library after gunicorn has imported this
+    # package (and with it redis, which imports ssl). gevent then names the modules it
+    # could not patch: only redis.asyncio, which this app never uses. Silence just that.
+    warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl")
 
 
 def on_exit(server: Any) -> None:

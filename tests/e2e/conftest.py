@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -119,6 +120,9 @@ def server(redis_url: str) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        ARTIFACTS.mkdir(exist_ok=True)  # the server's log, for a failure seen in CI
+        shutil.copyfile(log, ARTIFACTS / "e2e-gunicorn.log")
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def wait_until_answering(server: Server, timeout: float = 30.0) -> None:

@@ -1,0 +1,230 @@
+"""Room websockets vs check-in polls, per gunicorn worker class (docs/operations.md).
+
+For each worker class and socket count: start the app under gunicorn (2 workers, its
+own embedded Redis), seat that many browser-like visitors, open their room websockets,
+and meanwhile time check-in polls (the waiting page's request). Under gthread each open
+socket holds a worker thread, so polls queue once sockets take every thread; gevent
+holds a socket in a greenlet. Prints one line per run, and the poll latency ratio
+against the same class with no sockets open.
+
+    .venv/bin/python bench/ws_sizing.py --classes gthread,gevent --sockets 0,40,120
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.cookiejar
+import json
+import os
+import re
+import selectors
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import websocket
+
+ROOT = Path(__file__).resolve().parent.parent
+ADMIN = "bench-admin"
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class App:
+    def __init__(self, worker_class: str, workers: int, threads: int) -> None:
+        self.dir = tempfile.mkdtemp(prefix="wr-bench-")
+        self.url = f"http://127.0.0.1:{free_port()}"
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env.update(
+            WEB_WORKER_CLASS=worker_class,
+            WEB_CONCURRENCY=str(workers),
+            WEB_THREADS=str(threads),
+            WEBAPP_DATA_DIR=self.dir,
+            WEBAPP_ADMIN_TOKEN=ADMIN,
+            WEBAPP_SECRET_KEY="bench",
+        )
+        self.log = open(Path(self.dir) / "gunicorn.log", "wb")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf"),
+                *("--bind", self.url.removeprefix("http://"), "webapp:create_app()"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/api/rooms", timeout=1).close()
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.1)
+        self.stop()
+        raise SystemExit(f"gunicorn did not start; see {self.dir}/gunicorn.log")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def call(
+        self, method: str, path: str, body: Any = None, token: str = "", timeout: float = 10
+    ) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return json.load(reply)
+
+
+def seated_cookie(app: App, room: str, name: str) -> str:
+    """A browser-like visitor: picks a name, takes a seat, returns its cookie header."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    token = CSRF.search(opener.open(app.url + "/", timeout=10).read().decode())
+    assert token is not None
+    form = urllib.parse.urlencode({"name": name, "csrf_token": token.group(1)}).encode()
+    opener.open(app.url + "/name", data=form, timeout=10).close()
+    opener.open(f"{app.url}/rooms/{room}", timeout=10).close()
+    return "; ".join(f"{c.name}={c.value}" for c in jar)
+
+
+class Drain(threading.Thread):
+    """Reads every open socket's frames, as browsers would (answers pings too)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.selector = selectors.DefaultSelector()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def add(self, ws: websocket.WebSocket) -> None:
+        with self.lock:
+            self.selector.register(ws.sock, selectors.EVENT_READ, ws)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            with self.lock:
+                ready = self.selector.select(timeout=0) if self.selector.get_map() else []
+            for key, _ in ready:
+                try:
+                    key.data.recv()
+                except Exception:
+                    with self.lock:
+                        self.selector.unregister(key.fileobj)
+            time.sleep(0.005 if not ready else 0)
+
+
+def run(worker_class: str, sockets: int, polls: int, workers: int, threads: int) -> dict[str, Any]:
+    app = App(worker_class, workers, threads)
+    try:
+        app.call("PUT", "/api/admin/rooms/bench", {"capacity": 100000}, token=ADMIN)
+        app.call("PUT", "/api/admin/rooms/line", {"capacity": 1}, token=ADMIN)
+        app.call("POST", "/api/rooms/line/join")  # holds the one seat
+        waiter = app.call("POST", "/api/rooms/line/join")["token"]
+        with ThreadPoolExecutor(8) as pool:
+            cookies = list(pool.map(lambda i: seated_cookie(app, "bench", f"v{i}"), range(sockets)))
+        drain = Drain()
+        drain.start()
+        ws_url = app.url.replace("http://", "ws://") + "/rooms/bench/ws"
+
+        def open_socket(cookie: str) -> websocket.WebSocket | None:
+            try:
+                ws = websocket.create_connection(
+                    ws_url, header=[f"Cookie: {cookie}"], origin=app.url, timeout=5
+                )
+            except Exception:
+                return None
+            drain.add(ws)
+            return ws
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(32) as pool:
+            opened = [ws for ws in pool.map(open_socket, cookies) if ws is not None]
+        open_seconds = time.monotonic() - started
+
+        deadline = time.monotonic() + 30  # starved polls time out; do not wait for all
+
+        def poll(_: int) -> float | None:
+            begun = time.monotonic()
+            if begun > deadline:
+                return None
+            try:
+                app.call("GET", f"/api/rooms/line/position/{waiter}", timeout=5)
+            except Exception:
+                return None
+            return time.monotonic() - begun
+
+        with ThreadPoolExecutor(4) as pool:
+            timings = list(pool.map(poll, range(polls)))
+        done = sorted(t for t in timings if t is not None)
+        drain.stop.set()
+        for ws in opened:
+            with contextlib.suppress(Exception):
+                ws.close(timeout=0.2)
+        return {
+            "class": worker_class,
+            "sockets": sockets,
+            "opened": len(opened),
+            "open_s": open_seconds,
+            "polls": polls,
+            "failed": polls - len(done),
+            "p50_ms": 1000 * statistics.median(done) if done else float("nan"),
+            "p95_ms": 1000 * done[int(0.95 * (len(done) - 1))] if done else float("nan"),
+        }
+    finally:
+        app.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--classes", default="gthread,gevent")
+    parser.add_argument("--sockets", default="0,40,120")
+    parser.add_argument("--polls", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=32)
+    args = parser.parse_args()
+    print(f"gunicorn: {args.workers} workers; gthread with {args.threads} threads each")
+    print(f"{'class':8} {'sockets':>7} {'opened':>6} {'open s':>7} {'failed':>6}"
+          f" {'p50 ms':>8} {'p95 ms':>8} {'p50 vs 0':>8}")  # fmt: skip
+    for worker_class in args.classes.split(","):
+        base = None
+        for count in (int(n) for n in args.sockets.split(",")):
+            row = run(worker_class, count, args.polls, args.workers, args.threads)
+            base = row["p50_ms"] if base is None else base
+            print(
+                f"{row['class']:8} {row['sockets']:7d} {row['opened']:6d} {row['open_s']:7.2f}"
+                f" {row['failed']:6d} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f}"
+                f" {row['p50_ms'] / base:8.2f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
