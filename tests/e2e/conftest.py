@@ -154,16 +154,24 @@ def browser() -> Iterator[Any]:
 def person(browser: Any) -> Iterator[Callable[..., Any]]:
     """Makes a person: a browser context of their own, at a given window width."""
     contexts = []
+    violations: list[str] = []
 
     def make(width: int = 1280, height: int = 860) -> Any:
         context = browser.new_context(viewport={"width": width, "height": height})
         context.set_default_timeout(15_000)
         contexts.append(context)
-        return context.new_page()
+        page = context.new_page()
+        page.on("console", lambda m: violations.append(m.text) if csp_report(m) else None)
+        return page
 
     yield make
     for context in contexts:
         context.close()
+    assert not violations, f"the page broke its Content-Security-Policy: {violations}"
+
+
+def csp_report(message: Any) -> bool:
+    return message.type == "error" and "Content Security Policy" in message.text
 
 
 @pytest.fixture

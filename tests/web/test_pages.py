@@ -248,3 +248,19 @@ def test_api_is_exempt_from_csrf(visitor: Any, make_room: Any) -> None:
     make_room("hall")
     reply = visitor.client.post("/api/rooms/hall/join", json={"name": "Bot"})
     assert reply.status_code == 200 and reply.get_json()["status"] == "admitted"
+
+
+def test_lobby_does_not_stretch_a_seat(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """Looking at the lobby is not a check-in of a seat: the grace still applies."""
+    make_room("hall", capacity=1)
+    ann = make_visitor("Ann")
+    ann.get("/rooms/hall")
+    with ann.client.session_transaction() as session:
+        token = session["tickets"]["hall"]
+    engine.presence("hall", token, "close")  # the room page was closed
+    seats = engine.room_keys("hall").seats
+    held_until = engine.client.zscore(seats, token)
+    assert "You hold a seat here." in ann.get("/").get_data(as_text=True)
+    assert engine.client.zscore(seats, token) == held_until

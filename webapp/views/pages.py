@@ -78,10 +78,15 @@ def is_htmx() -> bool:
 
 @bp.get("/")
 def home() -> ResponseReturnValue:
-    mine = {}
+    mine: dict[str, Any] = {}
     for room, token in list(tickets().items()):
+        # A seat is only looked at: a check-in would hold it for session_seconds while
+        # its holder browses the lobby, instead of the grace an away visitor gets.
+        if any(p.token == token for p in rooms().participants(room)):
+            mine[room] = "seated"
+            continue
         try:
-            mine[room] = lobby().check_in(room, token).ticket
+            mine[room] = lobby().check_in(room, token).ticket.position
         except RoomError:
             remember(room, None)
     wanted = request.args.get("next", "")
