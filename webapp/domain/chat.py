@@ -83,6 +83,7 @@ class Pending(list[Message]):
     def __init__(self, messages: Iterable[Message] = (), missed: int = 0) -> None:
         super().__init__(messages)
         self.missed = missed
+        self.latest = self[-1].id if self else 0
 
 
 class Joined(NamedTuple):
@@ -263,6 +264,31 @@ class Chats:
         if after > before:
             self._record_seen(member, chat_id, after)
         return Pending((Message.from_json(m) for m in reply[4:]), missed)
+
+    def read(self, chat_id: str, after: int, limit: int = HISTORY_CAP) -> Pending:
+        """The messages after id ``after`` (at most ``limit``), changing nothing.
+
+        For live delivery, where each socket keeps its own cursor; ``missed`` counts
+        those the history cap trimmed. ``Pending.latest`` is the newest id: below
+        ``after`` means the chat was deleted and started again.
+        """
+        reply = self._run("chat_read", chat_id, max(int(after), 0), limit)
+        pending = Pending((Message.from_json(m) for m in reply[2:]), int(reply[1]))
+        pending.latest = int(reply[0])
+        return pending
+
+    def ack(self, chat_id: str, member: str, upto: int) -> int:
+        """The member has been shown everything up to ``upto``: their seen id moves
+        there (never backward) and what all have seen is cleaned up. Returns the seen
+        id; NotMember if they are not (or no longer) in the chat."""
+        _check_id("member id", member)
+        code, seen = self._run(
+            "chat_ack", chat_id, member, int(upto), self.keep_recent, self.idle_seconds
+        )
+        if _text(code) != "ok":
+            raise NotMember("you are not in this chat")
+        self._record_seen(member, chat_id, int(seen))
+        return int(seen)
 
     def _fetch_script(self, chat_id: str, member: str) -> Any:
         _check_id("member id", member)

@@ -48,7 +48,7 @@ class ChatKeys:
     messages: str  # zset: JSON message -> its id
     ids: str  # string counter: last message id handed out
     meta: str  # hash: chat-level facts (created, kind)
-    signal: str  # pub/sub channel: "something new" wake-ups, never the data itself
+    signal: str  # the hub channel of topic "chat:<id>": wake-ups, never the data itself
 
     def all(self) -> list[str]:
         """The chat's stored keys, in the order the chat scripts take them as KEYS."""
@@ -82,7 +82,7 @@ class Keys:
             messages=f"{base}:messages",
             ids=f"{base}:ids",
             meta=f"{base}:meta",
-            signal=f"{base}:signal",
+            signal=self.hub_channel(f"chat:{chat_id}"),
         )
 
     def user_seen(self, user_id: str) -> str:
@@ -104,6 +104,15 @@ class Keys:
     def send_rate(self, user_id: str) -> str:
         """zset of recent send times, for the chat rate limit."""
         return f"{self.prefix}:{{user:{user_id}}}:sends"
+
+    def hub_channel(self, topic: str) -> str:
+        """The pub/sub channel of a hub topic (``webapp.realtime.Hub``)."""
+        return f"{self.hub_prefix}{topic}"
+
+    @property
+    def hub_prefix(self) -> str:
+        """Every hub channel starts with this; the hub listens on it with one pattern."""
+        return f"{self.prefix}:hub:"
 
     @property
     def rooms(self) -> str:
