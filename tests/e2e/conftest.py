@@ -156,8 +156,10 @@ def person(browser: Any) -> Iterator[Callable[..., Any]]:
     contexts = []
     violations: list[str] = []
 
-    def make(width: int = 1280, height: int = 860) -> Any:
-        context = browser.new_context(viewport={"width": width, "height": height})
+    def make(width: int = 1280, height: int = 860, javascript: bool = True) -> Any:
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, java_script_enabled=javascript
+        )
         context.set_default_timeout(15_000)
         contexts.append(context)
         page = context.new_page()

@@ -15,6 +15,18 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.e2e
 
 
+# Bob's tab is in the background and he allowed notifications; they are recorded.
+BACKGROUND_TAB = """
+Object.defineProperty(document, "hidden", {configurable: true, get: () => true});
+window.notified = [];
+window.Notification = class {
+  constructor(title) { window.notified.push(title); }
+  static get permission() { return "granted"; }
+  static requestPermission() { return Promise.resolve("granted"); }
+};
+"""
+
+
 def enter(page: Any, server: Any, room: str, name: str) -> None:
     """Follows a shared link to the room, picking a display name on the way."""
     page.goto(f"{server.url}/rooms/{room}")
@@ -50,6 +62,7 @@ def test_leaving_lets_the_next_person_in(
     name = room(capacity=1, grace_seconds=2, dropout_seconds=6)
     warm_up(server, name)
     ann, bob = person(), person()
+    bob.add_init_script(BACKGROUND_TAB)
     enter(ann, server, name, "Ann")
     in_room(ann, name)
     expect(ann.locator("#participants")).to_have_text(re.compile(r"Ann\s*\(you\)"))
@@ -69,6 +82,8 @@ def test_leaving_lets_the_next_person_in(
     in_room(bob, name)  # no click: the poll took Bob in
     expect(bob.locator("#participants li")).to_have_count(1)
     expect(bob.locator("#participants")).to_contain_text("Bob")
+    expect(bob).to_have_title(f"It is your turn! · {name}")  # his tab was in the background
+    assert bob.evaluate("window.notified") == ["It is your turn"]
 
 
 def test_a_reload_keeps_the_seat_and_a_closed_page_gives_it_up(
@@ -121,3 +136,19 @@ def test_room_socket_refuses_a_foreign_origin(server: Any, room: Any, person: An
         assert frame["type"] == "room.state" and frame["capacity"] == 2
     finally:
         own.close()
+
+
+def test_without_javascript_the_line_still_moves(server: Any, room: Any, person: Any) -> None:
+    """With scripts off the waiting page refreshes itself and still lets Bob in."""
+    name = room(capacity=1, grace_seconds=2, dropout_seconds=6)
+    ann, bob = person(), person(javascript=False)
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    enter(bob, server, name, "Bob")
+    expect(bob.locator("#line-status .big")).to_have_text("1")
+    with bob.expect_navigation(url=re.compile(r"/line$")):
+        pass  # the meta refresh: a check-in
+    ann.get_by_role("button", name="Leave the room").click()
+    expect(bob).to_have_url(re.compile(rf"/rooms/{name}$"))
+    expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
+    expect(bob.locator("#participants")).to_contain_text("Bob")
