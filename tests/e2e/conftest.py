@@ -7,8 +7,10 @@ own (their own cookies). Screenshots go to artifacts/ (not committed).
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +41,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ADMIN_TOKEN = "e2e-admin-token"
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
 
 def free_port() -> int:
@@ -64,6 +68,9 @@ class Server:
             answer: dict[str, Any] = json.load(reply)
             return answer
 
+    def visitor(self, name: str) -> HttpVisitor:
+        return HttpVisitor(self, name)
+
     def api(self, method: str, path: str) -> dict[str, Any]:
         """Calls the JSON API as a non-browser client would."""
         data = None if method == "GET" else b""
@@ -71,6 +78,30 @@ class Server:
         with urllib.request.urlopen(request, timeout=5) as reply:
             answer: dict[str, Any] = json.load(reply)
             return answer
+
+
+class HttpVisitor:
+    """A person without a browser: urllib with a cookie jar (for socket-level tests)."""
+
+    def __init__(self, server: Server, name: str) -> None:
+        self.server = server
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.post("/name", name=name)
+
+    def open(self, path: str, data: bytes | None = None) -> str:
+        with self.opener.open(self.server.url + path, data=data, timeout=10) as reply:
+            text: str = reply.read().decode()
+            return text
+
+    def post(self, path: str, **form: str) -> str:
+        token = CSRF.search(self.open("/"))
+        assert token is not None
+        body = urllib.parse.urlencode({**form, "csrf_token": token.group(1)}).encode()
+        return self.open(path, data=body)
+
+    def cookie(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.jar)
 
 
 @pytest.fixture(scope="module")

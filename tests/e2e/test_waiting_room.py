@@ -152,3 +152,35 @@ def test_without_javascript_the_line_still_moves(server: Any, room: Any, person:
     expect(bob).to_have_url(re.compile(rf"/rooms/{name}$"))
     expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
     expect(bob.locator("#participants")).to_contain_text("Bob")
+
+
+def test_room_socket_frames(server: Any, room: Any) -> None:
+    """Typed frames: ping answered, bad frames told off, an ended seat says "gone"."""
+    name = room(capacity=2)
+    visitor = server.visitor("Ann")
+    visitor.open(f"/rooms/{name}")
+    url = server.url.replace("http://", "ws://") + f"/rooms/{name}/ws"
+    ws = websocket.create_connection(
+        url, header=[f"Cookie: {visitor.cookie()}"], origin=server.url, timeout=10
+    )
+    try:
+        assert json.loads(ws.recv())["type"] == "room.state"
+        ws.send(json.dumps({"type": "ping", "at": 7}))
+        assert next_frame(ws, "pong") == {"type": "pong", "at": 7}
+        ws.send("not json")
+        assert "JSON object" in next_frame(ws, "error")["error"]
+        ws.send(json.dumps({"type": "no.such.frame"}))
+        assert "unknown frame type" in next_frame(ws, "error")["error"]
+        visitor.post(f"/rooms/{name}/leave")
+        gone = next_frame(ws, "gone")
+        assert "you left" in gone["message"] and gone["rejoin"] == f"/rooms/{name}"
+    finally:
+        ws.close()
+
+
+def next_frame(ws: Any, kind: str) -> dict[str, Any]:
+    """The next frame of a type, skipping the room.state refreshes in between."""
+    while True:
+        frame: dict[str, Any] = json.loads(ws.recv())
+        if frame["type"] == kind:
+            return frame

@@ -137,8 +137,8 @@ def room_socket(ws: Any, room: str) -> None:
     relay: RoomRelay = current_app.extensions["relay"]
     conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
     beat = float(config["WS_BEAT_SECONDS"])
-    hold = lobby().settings(room).grace_seconds + beat
     try:
+        hold = lobby().settings(room).grace_seconds + beat
         rooms().presence(room, conn.token, "open", hold=hold)
     except RoomError as error:
         conn.send(gone_frame(room, error))
