@@ -27,9 +27,11 @@ window.Notification = class {
 """
 
 
-def enter(page: Any, server: Any, room: str, name: str) -> None:
+def enter(page: Any, server: Any, room: str, name: str, shots: Path | None = None) -> None:
     """Follows a shared link to the room, picking a display name on the way."""
     page.goto(f"{server.url}/rooms/{room}")
+    if shots is not None:
+        shoot(page, shots, "name")
     page.get_by_label("Your display name").fill(name)
     page.get_by_role("button", name="Continue").click()
 
@@ -63,7 +65,7 @@ def test_leaving_lets_the_next_person_in(
     warm_up(server, name)
     ann, bob = person(), person()
     bob.add_init_script(BACKGROUND_TAB)
-    enter(ann, server, name, "Ann")
+    enter(ann, server, name, "Ann", shots=artifacts)
     in_room(ann, name)
     expect(ann.locator("#participants")).to_have_text(re.compile(r"Ann\s*\(you\)"))
 
@@ -184,3 +186,16 @@ def next_frame(ws: Any, kind: str) -> dict[str, Any]:
         frame: dict[str, Any] = json.loads(ws.recv())
         if frame["type"] == kind:
             return frame
+
+
+def test_refusals_are_friendly_pages(server: Any, room: Any, person: Any, artifacts: Path) -> None:
+    """A closed room (409) and an unknown one (404) get a page that says so."""
+    closed = room(status="closed")
+    page = person()
+    enter(page, server, "no-such-room", "Cy")
+    expect(page.get_by_role("heading", name="We could not find that")).to_be_visible()
+    reply = page.goto(f"{server.url}/rooms/{closed}")
+    assert reply is not None and reply.status == 409
+    expect(page.get_by_role("heading", name="This room is closed")).to_be_visible()
+    shoot(page, artifacts, "closed")
+    assert page.goto(f"{server.url}/rooms/no-such-room").status == 404
