@@ -20,6 +20,16 @@
         Notification.requestPermission().then(function () { offer.hidden = true; });
       });
     }
+    // A lost poll leaves the old status on screen: say so instead of "just now".
+    function stale() {
+      var live = document.querySelector("#line-status .live");
+      if (live) {
+        live.dataset.state = "reconnecting";
+        live.lastChild.textContent = "Connection lost, trying again…";
+      }
+    }
+    body.addEventListener("htmx:sendError", stale);
+    body.addEventListener("htmx:responseError", stale);
     body.addEventListener("htmx:afterSwap", function () {
       var status = byId("line-status");
       if (status && status.dataset.position) {

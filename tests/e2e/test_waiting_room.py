@@ -199,3 +199,19 @@ def test_refusals_are_friendly_pages(server: Any, room: Any, person: Any, artifa
     expect(page.get_by_role("heading", name="This room is closed")).to_be_visible()
     shoot(page, artifacts, "closed")
     assert page.goto(f"{server.url}/rooms/no-such-room").status == 404
+
+
+def test_a_lost_poll_is_shown_and_retried(server: Any, room: Any, person: Any) -> None:
+    """When check-ins fail the page says so, and it recovers when they work again."""
+    name = room(capacity=1, dropout_seconds=20)
+    ann, bob = person(), person()
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    enter(bob, server, name, "Bob")
+    status = bob.locator("#line-status .live")
+    expect(status).to_have_text("Live: checked in just now")
+    bob.route(re.compile(r"/line\?"), lambda route: route.abort())
+    expect(status).to_have_text("Connection lost, trying again…")
+    bob.unroute(re.compile(r"/line\?"))
+    expect(status).to_have_text("Live: checked in just now")
+    expect(bob.locator("#line-status .big")).to_have_text("1")
