@@ -23,6 +23,7 @@ from typing import Any
 
 from flask import Blueprint, abort, current_app, request, session, url_for
 from flask_sock import Sock
+from redis.exceptions import RedisError
 from simple_websocket import ConnectionClosed
 
 from webapp.domain.rooms import RoomError
@@ -167,16 +168,19 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
         if raw is not None:
             frames.dispatch(conn, raw)
         now = time.monotonic()
-        if now >= next_beat:
-            next_beat = now + beat
-            try:
-                rooms().presence(conn.room, conn.token, "beat", hold=hold)
-            except RoomError as error:
-                conn.send(gone_frame(conn.room, error))
-                return
-        if now >= next_refresh:  # the sweeper admits and expires without telling us
-            next_refresh = now + refresh
-            conn.send(room_state(rooms(), conn.room))
+        if now < next_beat:
+            continue
+        next_beat = now + beat
+        try:
+            rooms().presence(conn.room, conn.token, "beat", hold=hold)
+            if now >= next_refresh:  # the sweeper admits and expires without telling us
+                next_refresh = now + refresh
+                conn.send(room_state(rooms(), conn.room))
+        except RoomError as error:
+            conn.send(gone_frame(conn.room, error))
+            return
+        except RedisError:  # one lost beat is survivable: the seat is held grace + beat
+            log.warning("presence beat failed in %s; trying again next beat", conn.room)
 
 
 def gone_frame(room: str, error: RoomError) -> dict[str, Any]:
