@@ -1,8 +1,18 @@
 """Wait estimates from a room's statistics. Pure functions: no Redis, no Flask.
 
-The statistics are the time-decayed counters that ``room_lib.lua`` keeps per event
-kind: ``<event>:n`` (weight of observations), ``:s`` (weighted sum of values),
-``:q`` (weighted sum of squares), ``:t`` (time of the last one).
+The model and its assumptions are in ``docs/estimates.md``. In short: a visitor with k
+people ahead is admitted at the J-th seat release from now, where J is one plus the
+number of those k who are admitted rather than drop out (each stays with probability
+``stay``). Seats are released at rate mu, measured two ways and combined: from the gaps
+between releases while people wait, and as N / mean holding time. With c2(J) the
+squared coefficient of variation of J releases (that of the gaps between releases over
+a few, that of the holding times over many turns of every seat),
+
+    wait = E[J] / mu        variance = (E[J] * c2(J) + Var[J]) / mu**2 + wait**2 * rate_error
+
+The statistics are the time-decayed counters that ``room_lib.lua`` keeps per event kind:
+``<event>:n`` (weight of observations), ``:s`` (weighted sum of values), ``:q`` (weighted
+sum of squares) and ``:t`` (time of the last one).
 """
 
 from __future__ import annotations
@@ -11,8 +21,14 @@ import math
 from collections.abc import Mapping
 from typing import NamedTuple
 
-TAU = 600.0  # the decay time constant of room_lib.lua
-MIN_SAMPLES = 3.0  # fewer (decayed) seat releases than this: the wait is unknown
+TAU = 600.0  # seconds: the decay time constant of room_lib.lua
+MIN_HOLDS = 5.0  # fewer (decayed) finished seat holds than this: the wait is unknown
+PRIOR_WEIGHT = 20.0  # c2 and cs2 are pulled toward the Markovian 1 as if by this many samples
+MIN_LINE_EXITS = 5.0  # fewer people left the line than this: assume nobody drops out
+MAX_AHEAD = 10_000_000  # the largest line admission control searches
+POLL_FLOOR = 1.0  # seconds: the shortest poll interval
+SMOOTH_DOWN = 30.0  # seconds: time constant of a shown wait moving down to the estimate
+SMOOTH_UP = 120.0  # seconds: ... and moving up (bad news is let in slowly)
 
 
 class Estimate(NamedTuple):
@@ -25,58 +41,184 @@ class Estimate(NamedTuple):
 
 
 class Moments(NamedTuple):
+    """One event kind's decayed weight, sum and sum of squares, as seen at some time."""
+
     weight: float
-    mean: float
-    variance: float
+    total: float
+    squares: float
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.weight if self.weight > 0 else 0.0
+
+    @property
+    def variance(self) -> float:
+        return max(self.squares / self.weight - self.mean**2, 0.0) if self.weight > 0 else 0.0
 
 
-def moments(stats: Mapping[str, float], event: str, now: float) -> Moments | None:
-    """The decayed mean and variance of one event kind's values, as seen at ``now``."""
-    n = stats.get(f"{event}:n", 0.0)
+class Rates(NamedTuple):
+    """What the estimator needs to know about a room, read from its statistics."""
+
+    service: float  # seat releases per second while people wait (mu)
+    c2: float  # squared coefficient of variation of the gaps between releases
+    cs2: float  # squared coefficient of variation of seat holding times
+    stay: float  # chance that a person in line is admitted rather than drops out
+    capacity: int  # seats (N)
+    rate_error: float  # relative variance of ``service`` (it is measured, not known)
+
+
+def moments(stats: Mapping[str, float], event: str, now: float) -> Moments:
+    """The decayed figures of one event kind, decayed on to ``now``."""
     last = stats.get(f"{event}:t", now)
-    n *= math.exp(-max(now - last, 0.0) / TAU)
-    if n <= 0:
-        return None
-    weight = stats.get(f"{event}:n", 0.0)
-    mean = stats.get(f"{event}:s", 0.0) / weight
-    variance = max(stats.get(f"{event}:q", 0.0) / weight - mean * mean, 0.0)
-    return Moments(n, mean, variance)
+    w = math.exp(-max(now - last, 0.0) / TAU)
+    return Moments(
+        stats.get(f"{event}:n", 0.0) * w,
+        stats.get(f"{event}:s", 0.0) * w,
+        stats.get(f"{event}:q", 0.0) * w,
+    )
 
 
-def wait_for(stats: Mapping[str, float], now: float, ahead: int) -> Estimate | None:
-    """Expected wait and variance for a visitor with ``ahead`` people in front.
+def markovian(weight: float, measured: float) -> float:
+    """A squared coefficient of variation: 1 (Markovian) until samples say otherwise."""
+    return (weight * measured + PRIOR_WEIGHT) / (weight + PRIOR_WEIGHT)
 
-    They are admitted at the (ahead + 1)-th seat release from now. Releases form a
-    renewal process with the observed gap mean m and variance v, so the wait is a sum
-    of ahead + 1 gaps: mean (ahead + 1) * m, variance (ahead + 1) * v.
+
+def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None:
+    """The room's release rate, its variability and the chance to stay; None if unknown.
+
+    The mean gap between releases is measured two ways, combined by their precision
+    (samples / squared variation): the gaps between releases while people wait ("free":
+    they also see long holds still in progress), and the mean finished hold over N (a
+    full room of N releases N seats per mean hold; known before anyone waited). Both
+    count the same releases, so together they know no more than the larger count: the
+    rate's relative variance is cs2 / that count. The chance to stay is the share of
+    time spent in line by people who were then admitted: a person found in line at a
+    random moment is one of them with that probability, whenever people give up.
     """
-    gaps = moments(stats, "free", now)
-    if gaps is None or gaps.weight < MIN_SAMPLES or gaps.mean <= 0:
+    hold = moments(stats, "hold", now)
+    if hold.weight < MIN_HOLDS or hold.mean <= 0 or capacity <= 0:
         return None
-    releases = ahead + 1
-    return Estimate(releases * gaps.mean, releases * gaps.variance)
+    cs2 = markovian(hold.weight, hold.variance / hold.mean**2)
+    mean_gap, c2 = hold.mean / capacity, 1.0
+    gaps = moments(stats, "free", now)
+    if gaps.weight > 0 and gaps.mean > 0:
+        c2 = markovian(gaps.weight, gaps.variance / gaps.mean**2)
+        by_holds, by_gaps = hold.weight / cs2, gaps.weight / c2
+        mean_gap = (mean_gap * by_holds + gaps.mean * by_gaps) / (by_holds + by_gaps)
+    dropped, seated = moments(stats, "abandon", now), moments(stats, "waited", now)
+    stay = 1.0
+    if dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
+        stay = seated.total / (dropped.total + seated.total)
+    error = cs2 / max(hold.weight, gaps.weight)
+    return Rates(1.0 / mean_gap, c2, cs2, stay, capacity, error)
 
 
-def max_ahead_for(stats: Mapping[str, float], now: float, max_wait: float) -> int | None:
-    """Most people ahead a new joiner may have for its expected wait to stay within
-    ``max_wait``; None when the wait cannot be estimated (nobody is refused then)."""
-    gaps = moments(stats, "free", now)
-    if gaps is None or gaps.weight < MIN_SAMPLES or gaps.mean <= 0:
+def releases(ahead: int, stay: float) -> tuple[float, float]:
+    """Mean and variance of J, the seat releases until a visitor with ``ahead`` in front
+    is admitted: 1 + the number of those ahead who are admitted, each independently
+    with probability ``stay`` (a binomial)."""
+    ahead = max(ahead, 0)
+    return 1.0 + ahead * stay, ahead * stay * (1.0 - stay)
+
+
+def departure_c2(c2: float, cs2: float, capacity: int, count: float) -> float:
+    """Squared coefficient of variation of the time until ``count`` seat releases.
+
+    Over a few releases it is that of the gaps between releases (N seats in parallel
+    release almost as a Poisson stream); over many turns of every seat, that of the
+    holding times: the hybrid of Whitt's queueing network analyser.
+    """
+    return (count * cs2 + capacity * c2) / (count + capacity)
+
+
+def wait_after(count_mean: float, count_var: float, service: float, c2: float) -> Estimate:
+    """The wait for J releases of a stream of rate ``service`` and gap variability c2."""
+    gap = 1.0 / service
+    return Estimate(count_mean * gap, (count_mean * c2 + count_var) * gap * gap)
+
+
+def wait_for(room: Rates, ahead: int) -> Estimate:
+    """Expected wait and its variance for a visitor with ``ahead`` people in front."""
+    count, spread = releases(ahead, room.stay)
+    c2 = departure_c2(room.c2, room.cs2, room.capacity, count)
+    guess = wait_after(count, spread, room.service, c2)
+    # The measured rate scales the whole wait, so its error does too.
+    return Estimate(guess.wait, guess.variance + guess.wait**2 * room.rate_error)
+
+
+def max_ahead_for(room: Rates | None, max_wait: float) -> int | None:
+    """Most people a new joiner may find ahead for the expected wait to stay within
+    ``max_wait``: -1 refuses anyone who would wait; None when the wait is unknown
+    (nobody is refused then)."""
+    if room is None:
         return None
-    return max(int(max_wait / gaps.mean) - 1, 0)
+    if wait_for(room, 0).wait > max_wait:
+        return -1
+    lo, hi = 0, MAX_AHEAD  # wait_for grows with ahead: find the last one within max_wait
+    if wait_for(room, hi).wait <= max_wait:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if wait_for(room, mid).wait <= max_wait:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def poll_after(dropout_seconds: float, position: int, estimate: Estimate | None) -> float:
     """Seconds within which a waiting visitor must check in again.
 
-    At most half of ``dropout_seconds``, so one lost poll never costs the place; shorter
-    near the head of the line so an offered seat is claimed quickly.
+    Half the time to the likely-earliest admission (mean minus one sd), so far back
+    polls are rare and near the head an offered seat is claimed quickly; never more
+    than half of ``dropout_seconds``, so one lost poll never costs the place.
     """
     ceiling = dropout_seconds / 2
-    if position <= 3:
-        wanted = 2.0
-    elif estimate is not None:
-        wanted = estimate.wait / 4
+    if estimate is None:
+        wanted = POLL_FLOOR + position / 2
     else:
-        wanted = 1.0 + position / 2
-    return round(min(ceiling, max(1.0, wanted)), 1)
+        wanted = max(estimate.wait - estimate.spread, 0.0) / 2
+    return round(min(ceiling, max(POLL_FLOOR, wanted)), 1)
+
+
+class Shown(NamedTuple):
+    """The wait last shown to a visitor, and when (carried by the client between polls)."""
+
+    wait: float
+    variance: float
+    at: float
+
+    def dumps(self) -> str:
+        return f"{self.wait:.1f},{self.variance:.1f},{self.at:.1f}"
+
+    @classmethod
+    def loads(cls, text: str | None) -> Shown | None:
+        """Parses ``dumps()``; None for anything else (it comes from the client)."""
+        parts = (text or "").split(",")
+        if len(parts) != 3 or len(text or "") > 80:
+            return None
+        try:
+            wait, variance, at = (float(p) for p in parts)
+        except ValueError:
+            return None
+        if not all(math.isfinite(x) and x >= 0 for x in (wait, variance, at)):
+            return None
+        return cls(wait, variance, at)
+
+
+def smooth(previous: Shown | None, new: Estimate, now: float) -> Shown:
+    """The figure to show now, given what was shown before and the new estimate.
+
+    The old figure first counts down by the time passed, then moves toward the new
+    estimate with a time constant: quickly down (good news), slowly up, so the figure
+    neither jumps nor rises on every wobble of the measurements. Only what is shown is
+    smoothed; the measurements and the estimate are left alone.
+    """
+    if previous is None:
+        return Shown(new.wait, new.variance, now)
+    passed = min(max(now - previous.at, 0.0), 10 * SMOOTH_UP)
+    counted = max(previous.wait - passed, 0.0)
+    tau = SMOOTH_DOWN if new.wait < counted else SMOOTH_UP
+    keep = math.exp(-passed / tau)
+    wait = new.wait + (counted - new.wait) * keep
+    return Shown(wait, new.variance, now)

@@ -2,6 +2,11 @@
 
 Each process caches every room's settings and statistics for ``refresh`` seconds (the
 seed's local cache), so a check-in costs one script call and no extra reads.
+
+The figure shown to a visitor is smoothed (``estimate.smooth``) from the figure shown
+at their previous poll. That figure is carried by the client, not kept here, so any
+worker process can answer any poll: the caller passes it back as ``shown`` (the text
+of ``Standing.shown.dumps()``); without it the raw estimate is shown.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ class Standing(NamedTuple):
     """A ticket with what the visitor is told about it."""
 
     ticket: Ticket
-    estimate: estimate.Estimate | None
+    estimate: estimate.Estimate | None  # the figure to show (smoothed when possible)
     poll_after: float
+    raw: estimate.Estimate | None = None  # the model's estimate before smoothing
+    shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
 
 
 class _Cached(NamedTuple):
@@ -62,29 +69,46 @@ class Lobby:
             raise RoomNotFound(f"no room named {room!r}")
         return settings
 
+    def stats(self, room: str) -> dict[str, float]:
+        """The room's statistics as last read (at most ``refresh`` seconds old)."""
+        return self._room(room).stats
+
+    def rates(self, room: str, now: float) -> estimate.Rates | None:
+        """The room's service and dropout rates from the cached statistics."""
+        cached = self._room(room)
+        if cached.settings is None:
+            return None
+        return estimate.rates(cached.stats, now, cached.settings.capacity)
+
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
         cached = self._room(room)
         max_ahead = None
         if cached.settings is not None and cached.settings.max_wait_seconds is not None:
             max_ahead = estimate.max_ahead_for(
-                cached.stats, self._wall(), cached.settings.max_wait_seconds
+                self.rates(room, self._wall()), cached.settings.max_wait_seconds
             )
         ticket = self.rooms.join(room, identity=identity, name=name, max_ahead=max_ahead)
         return self.standing(room, ticket)
 
-    def check_in(self, room: str, token: str) -> Standing:
-        return self.standing(room, self.rooms.check_in(room, token))
+    def check_in(self, room: str, token: str, shown: str | None = None) -> Standing:
+        return self.standing(room, self.rooms.check_in(room, token), shown)
 
-    def standing(self, room: str, ticket: Ticket) -> Standing:
+    def standing(self, room: str, ticket: Ticket, shown: str | None = None) -> Standing:
         cached = self._room(room)
         dropout = cached.settings.dropout_seconds if cached.settings else 30
         if ticket.seated:
             session = cached.settings.session_seconds if cached.settings else 600
-            return Standing(ticket, estimate.Estimate(0.0, 0.0), round(min(session / 3, 30.0), 1))
-        guess = None
-        if ticket.room_status != "paused":
-            guess = estimate.wait_for(cached.stats, ticket.now, ticket.ahead)
-        return Standing(ticket, guess, estimate.poll_after(dropout, ticket.position, guess))
+            done = estimate.Estimate(0.0, 0.0)
+            return Standing(ticket, done, round(min(session / 3, 30.0), 1), done)
+        raw = None
+        rates = self.rates(room, ticket.now)
+        if ticket.room_status != "paused" and rates is not None:
+            raw = estimate.wait_for(rates, ticket.ahead)
+        poll = estimate.poll_after(dropout, ticket.position, raw)
+        if raw is None:
+            return Standing(ticket, None, poll)
+        figure = estimate.smooth(estimate.Shown.loads(shown), raw, ticket.now)
+        return Standing(ticket, estimate.Estimate(figure.wait, figure.variance), poll, raw, figure)
 
     def _wall(self) -> float:
         """Wall-clock seconds: the engine's clock when a test set one, else this host's."""

@@ -108,7 +108,17 @@ local function end_ticket(token, t, why, now)
         redis.call('HDEL', K_IDENT, t.id)
     end
     if was_seated then
-        record_gap('free', now)
+        -- A release measures the service rate only while people wait for it: record the
+        -- gap between two releases that both found people in line ("free:from").
+        local from = tonumber(redis.call('HGET', K_STATS, 'free:from'))
+        if redis.call('ZCARD', K_LINE) > 0 then
+            if from and now >= from then
+                record('free', now, now - from)
+            end
+            redis.call('HSET', K_STATS, 'free:from', tostring(now))
+        elseif from then
+            redis.call('HDEL', K_STATS, 'free:from')
+        end
         if t.a then
             record('hold', now, now - t.a)
         end

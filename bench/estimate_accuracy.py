@@ -1,0 +1,372 @@
+"""How right are the wait estimates? Runs the real engine against a real Redis.
+
+Starts a private redis-server on a free loopback port, drives ``WaitingRooms`` and
+``Lobby`` with a simulated clock through several scenarios, and prints per scenario
+and estimator:
+
+  MdAPE   median absolute percentage error of the wait predicted at join
+  in±1sd  share of actual waits inside predicted mean ± one standard deviation
+  grew    share of visitors whose shown figure rose more than 20% (and by 5 s or
+          more) above the lowest figure shown to them earlier
+
+Only visitors who joined the line after the warm-up and were admitted are scored.
+Estimators: "ours" (webapp.domain.estimate, what the lobby shows, smoothed);
+"holds" (the same model with the release rate taken as N / mean finished hold instead
+of from the gaps between releases while people wait; shown unsmoothed); "naive"
+(people ahead x mean seat time / capacity, the mean taken from the same measured
+holding times, sd from Poisson departures; shown unsmoothed).
+
+    .venv/bin/python bench/estimate_accuracy.py [--quick] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from webapp.domain import estimate
+from webapp.domain.lobby import Lobby
+from webapp.domain.rooms import JoinRefused, TicketGone, WaitingRooms
+from webapp.redis.connection import redis_server_binary
+from webapp.redis.keys import Keys
+
+ROOM = "bench"
+SWEEP_EVERY = 2.0  # simulated seconds between background sweeps
+
+
+class SimClock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Scenario:
+    name: str
+    steady: bool
+    duration: float  # simulated seconds of arrivals
+    warmup: float  # visitors joining before this are not scored
+    arrival_rate: Callable[[float], float]  # per second, at time t since the start
+    seat_time: Callable[[random.Random], float]
+    dropout_share: Callable[[float], float]  # share of joiners who would give up
+    patience: float = 300.0  # mean seconds (exponential) before such a one stops checking in
+    capacity: int = 20
+    dropout_seconds: int = 120
+    max_wait_seconds: int | None = 600
+
+
+@dataclass
+class Visitor:
+    token: str
+    joined: float
+    quits_at: float
+    predicted: dict[str, tuple[float, float]]  # estimator -> (mean, sd) at join
+    shown: dict[str, list[float]] = field(default_factory=dict)
+    carried: str | None = None  # the smoothed figure the client hands back
+    waited: float | None = None
+
+
+def exponential(mean: float) -> Callable[[random.Random], float]:
+    return lambda rng: rng.expovariate(1.0 / mean)
+
+
+def lognormal(mean: float, sigma: float) -> Callable[[random.Random], float]:
+    mu = math.log(mean) - sigma * sigma / 2
+    return lambda rng: rng.lognormvariate(mu, sigma)
+
+
+def scenarios(quick: bool) -> list[Scenario]:
+    """Capacity 20, mean seat time 60 s: a full room frees a seat every 3 s. One joiner
+    in five would give up after an exponential patience of mean 300 s."""
+    warm = 900.0  # visitors joining before this are not scored
+    span = warm + (1800.0 if quick else 4500.0)  # the statistics' TAU is 600 s
+    cycle = 1800.0  # the burst scenario: one burst per cycle, then the line drains
+    bursts = 2 if quick else 5
+    return [
+        Scenario(
+            "steady, exponential seats",
+            True,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+        ),
+        Scenario(
+            "steady, lognormal seats (cs2=3.2)",
+            True,
+            span,
+            warm,
+            lambda t: 0.5,
+            lognormal(60, 1.2),
+            lambda t: 0.2,
+        ),
+        Scenario(
+            "burst: 10x arrivals for 120 s",
+            False,
+            cycle * (bursts + 1),
+            warm,
+            lambda t: 1.5 if t >= cycle and t % cycle < 120 else 0.15,
+            exponential(60),
+            lambda t: 0.2,
+            max_wait_seconds=None,
+        ),
+        Scenario(
+            "rising dropouts 5% -> 60%",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.05 + 0.55 * min(t / span, 1.0),
+            patience=120.0,
+        ),
+    ]
+
+
+def naive(stats: dict[str, float], now: float, capacity: int, ahead: int) -> tuple[float, float]:
+    hold = estimate.moments(stats, "hold", now)
+    mean = ahead * hold.mean / capacity
+    return mean, mean / math.sqrt(ahead) if ahead > 0 else 0.0
+
+
+def from_holds(
+    stats: dict[str, float], now: float, capacity: int, ahead: int
+) -> tuple[float, float]:
+    """Our model with the rate taken from finished holds only (N / mean hold)."""
+    rates = estimate.rates(
+        {k: v for k, v in stats.items() if not k.startswith("free:")}, now, capacity
+    )
+    assert rates is not None
+    guess = estimate.wait_for(rates, ahead)
+    return guess.wait, guess.spread
+
+
+def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, object]:
+    rng = random.Random(seed)
+    clock = SimClock()
+    start = clock.now
+    rooms = WaitingRooms(client, Keys(f"bench{seed}"), clock=clock)
+    lobby = Lobby(rooms, refresh=1.0, monotonic=clock)
+    settings = {
+        "capacity": scenario.capacity,
+        "dropout_seconds": scenario.dropout_seconds,
+        "session_seconds": 86400,
+        "max_wait_seconds": scenario.max_wait_seconds,
+    }
+    rooms.configure(ROOM, settings)
+    tickets_key = rooms.room_keys(ROOM).tickets
+    events: list[tuple[float, int, str, Visitor | None]] = []
+    order = 0
+
+    def at(when: float, kind: str, visitor: Visitor | None = None) -> None:
+        nonlocal order
+        order += 1
+        heapq.heappush(events, (when, order, kind, visitor))
+
+    def seated(visitor: Visitor) -> None:
+        at(clock.now + scenario.seat_time(rng), "leave", visitor)
+
+    at(start, "arrive")
+    at(start, "sweep")
+    end = start + scenario.duration
+    scored: list[Visitor] = []
+    refused = lost = calls = 0
+    while events:
+        clock.now, _, kind, visitor = heapq.heappop(events)
+        t = clock.now - start
+        if kind == "sweep":
+            rooms.sweep(ROOM)
+            if clock.now < end or len(events) > 0:
+                at(clock.now + SWEEP_EVERY, "sweep")
+            if not any(e[2] != "sweep" for e in events):
+                break
+            continue
+        if kind == "arrive":
+            if clock.now < end:
+                at(clock.now + rng.expovariate(scenario.arrival_rate(t)), "arrive")
+            calls += 1
+            try:
+                standing = lobby.join(ROOM)
+            except JoinRefused:
+                refused += 1
+                continue
+            ticket = standing.ticket
+            quits = math.inf
+            if rng.random() < scenario.dropout_share(t):
+                quits = clock.now + rng.expovariate(1.0 / scenario.patience)
+            new = Visitor(ticket.token, clock.now, quits, {})
+            if ticket.seated:
+                seated(new)
+                continue
+            stats = lobby.stats(ROOM)
+            predicted = new.predicted
+            if standing.raw is not None:
+                predicted["ours"] = (standing.raw.wait, standing.raw.spread)
+                predicted["holds"] = from_holds(stats, clock.now, scenario.capacity, ticket.ahead)
+                predicted["naive"] = naive(stats, clock.now, scenario.capacity, ticket.ahead)
+            if t >= scenario.warmup and quits == math.inf and len(predicted) == 3:
+                scored.append(new)
+            for name, (mean, _) in predicted.items():
+                new.shown[name] = [mean]
+            new.carried = standing.shown.dumps() if standing.shown else None
+            at(clock.now + standing.poll_after, "poll", new)
+        elif kind == "poll" and visitor is not None:
+            if clock.now >= visitor.quits_at:
+                continue  # gives up: stops checking in
+            calls += 1
+            try:
+                standing = lobby.check_in(ROOM, visitor.token, shown=visitor.carried)
+            except TicketGone:
+                lost += 1
+                continue
+            ticket = standing.ticket
+            if ticket.seated:
+                record = json.loads(client.hget(tickets_key, visitor.token) or "{}")
+                visitor.waited = float(record["a"]) - visitor.joined
+                seated(visitor)
+                continue
+            stats = lobby.stats(ROOM)
+            if standing.shown is not None:
+                visitor.shown.setdefault("ours", []).append(standing.shown.wait)
+                visitor.carried = standing.shown.dumps()
+            if "naive" in visitor.shown:
+                guess = naive(stats, clock.now, scenario.capacity, ticket.ahead)[0]
+                visitor.shown["naive"].append(guess)
+            if "holds" in visitor.shown:
+                guess = from_holds(stats, clock.now, scenario.capacity, ticket.ahead)[0]
+                visitor.shown["holds"].append(guess)
+            at(clock.now + standing.poll_after, "poll", visitor)
+        elif kind == "leave" and visitor is not None:
+            calls += 1
+            rooms.leave(ROOM, visitor.token)
+    done = [v for v in scored if v.waited is not None and v.waited > 0]
+    results: dict[str, object] = {
+        "scored": len(done),
+        "refused": refused,
+        "lost": lost,
+        "calls": calls,
+        "median_wait": statistics.median(v.waited for v in done if v.waited) if done else 0,
+    }
+    for name in ("ours", "holds", "naive"):
+        errors, inside, grew = [], 0, 0
+        for v in done:
+            assert v.waited is not None
+            mean, sd = v.predicted[name]
+            errors.append(abs(mean - v.waited) / v.waited)
+            inside += abs(mean - v.waited) <= sd
+            grew += rose(v.shown.get(name, []))
+        n = max(len(done), 1)
+        signed = [v.predicted[name][0] / v.waited - 1 for v in done if v.waited]
+        if signed:
+            print(name, "median signed", round(statistics.median(signed), 3))
+        results[name] = (
+            statistics.median(errors) if errors else math.nan,
+            inside / n,
+            grew / n,
+        )
+    return results
+
+
+def rose(figures: list[float]) -> bool:
+    """True if a figure exceeds 1.2 x the lowest one shown before it, by 5 s or more."""
+    lowest = math.inf
+    for figure in figures:
+        if figure > 1.2 * lowest and figure - lowest >= 5.0:
+            return True
+        lowest = min(lowest, figure)
+    return False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_redis(directory: str) -> tuple[subprocess.Popen[bytes], redis.Redis]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            *(redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no", "--dir", directory),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port, decode_responses=True)
+    for _ in range(200):
+        try:
+            client.ping()
+            return proc, client
+        except redis.ConnectionError:
+            time.sleep(0.025)
+    proc.terminate()
+    raise SystemExit("redis-server did not start")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="less simulated time")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop redis-server
+    directory = tempfile.mkdtemp(prefix="wr-bench-")
+    proc, client = start_redis(directory)
+    failures = []
+    try:
+        print(f"redis {client.info('server')['redis_version']}, seed {args.seed}")
+        header = f"{'scenario':36} {'estimator':9} {'MdAPE':>7} {'in±1sd':>7} {'grew':>6}"
+        print(header)
+        print("-" * len(header))
+        for i, scenario in enumerate(scenarios(args.quick)):
+            began = time.perf_counter()
+            out = simulate(client, scenario, args.seed * 100 + i)
+            took = time.perf_counter() - began
+            for name in ("ours", "holds", "naive"):
+                error, inside, grew = out[name]  # type: ignore[misc]
+                label = scenario.name if name == "ours" else ""
+                print(f"{label:36} {name:9} {error:7.1%} {inside:7.1%} {grew:6.1%}")
+            print(
+                f"{'':36} ({out['scored']} scored, median wait {out['median_wait']:.0f} s, "
+                f"{out['refused']} refused, {out['lost']} lost, {out['calls']} calls "
+                f"in {took:.1f} s)"
+            )
+            ours, plain = out["ours"], out["naive"]
+            if not ours[0] < plain[0]:  # type: ignore[index]
+                failures.append(f"{scenario.name}: ours does not beat naive")
+            if not 0.55 <= ours[1] <= 0.85:  # type: ignore[index]
+                failures.append(f"{scenario.name}: ±1sd band holds {ours[1]:.0%}")  # type: ignore[index]
+            if scenario.steady and not ours[0] < 0.25:  # type: ignore[index]
+                failures.append(f"{scenario.name}: median error {ours[0]:.0%}")  # type: ignore[index]
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(directory, ignore_errors=True)
+    print("bar met" if not failures else "BAR MISSED: " + "; ".join(failures))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

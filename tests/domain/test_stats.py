@@ -1,0 +1,131 @@
+"""The room statistics behind the wait estimates, recorded by the real engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.domain import estimate
+from webapp.domain.lobby import Lobby
+from webapp.domain.rooms import JoinRefused, WaitingRooms
+
+
+@pytest.fixture
+def rooms(r, keys, clock):
+    return WaitingRooms(r, keys, clock=clock)
+
+
+@pytest.fixture
+def lobby(rooms, clock):
+    return Lobby(rooms, refresh=0.0, monotonic=clock)
+
+
+def busy_room(rooms, capacity=1, **settings):
+    """A room whose seats are full and whose line is never empty."""
+    rooms.configure("busy", {"capacity": capacity, "dropout_seconds": 3600, **settings})
+    seated = [rooms.join("busy").token for _ in range(capacity)]
+    rooms.join("busy")
+    return seated
+
+
+def turn_over(rooms, clock, seated, hold, times):
+    """Each time: a newcomer joins the line, `hold` seconds pass, the longest seated leaves."""
+    for _ in range(times):
+        rooms.join("busy")
+        clock.advance(hold)
+        rooms.leave("busy", seated.pop(0))
+        head = rooms.participants("busy")[-1]
+        seated.append(rooms.check_in("busy", head.token).token)
+
+
+def rates(rooms, clock, capacity=1):
+    found = estimate.rates(rooms.stats("busy"), clock.now, capacity)
+    assert found is not None
+    return found
+
+
+def test_release_rate_follows_a_change_of_pace(rooms, clock):
+    """Seats freeing every 10 s, then every 40 s: within three TAU the rate is the new one."""
+    seated = busy_room(rooms)
+    turn_over(rooms, clock, seated, hold=10, times=60)
+    assert 1 / rates(rooms, clock).service == pytest.approx(10)
+    turn_over(rooms, clock, seated, hold=40, times=45)
+    assert 36 < 1 / rates(rooms, clock).service <= 40
+
+
+def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock):
+    """Seats that free with an empty line measure holds, not the rate the line moves at."""
+    rooms.configure("quiet", {"capacity": 2})
+    for _ in range(6):
+        ticket = rooms.join("quiet")
+        clock.advance(30)
+        rooms.leave("quiet", ticket.token)
+        clock.advance(100)
+    stats = rooms.stats("quiet")
+    assert "free:n" not in stats
+    assert stats["hold:n"] > 3
+    assert stats["hold:s"] / stats["hold:n"] == pytest.approx(30)
+
+
+def test_dropouts_lower_the_chance_to_stay(rooms, clock):
+    """People who stop checking in drop out, and the estimate expects fewer ahead to stay."""
+    rooms.configure("busy", {"capacity": 1, "dropout_seconds": 20})
+    seated = rooms.join("busy").token
+    for _ in range(8):
+        line = [rooms.join("busy").token for _ in range(2)]
+        clock.advance(15)
+        rooms.check_in("busy", line[0])  # the other one gave up
+        clock.advance(15)
+        rooms.leave("busy", seated)
+        seated = rooms.check_in("busy", line[0]).token
+    found = rates(rooms, clock)
+    assert 0.3 < found.stay < 0.8
+    assert rooms.stats("busy")["abandon:n"] > 5
+
+
+def test_statistics_outlive_the_engine_object(rooms, r, keys, clock):
+    """The statistics are in Redis: a new process sees the same rates."""
+    seated = busy_room(rooms)
+    turn_over(rooms, clock, seated, hold=10, times=12)
+    again = WaitingRooms(r, keys, clock=clock)
+    assert estimate.rates(again.stats("busy"), clock.now, 1) == rates(rooms, clock)
+
+
+def test_max_wait_refuses_joins_whose_estimated_wait_is_too_long(rooms, lobby, clock):
+    """With a seat freeing every 10 s and max_wait 25 s, the third in line is refused."""
+    seated = busy_room(rooms)
+    turn_over(rooms, clock, seated, hold=10, times=30)
+    rooms.configure("busy", {"max_wait_seconds": 25})
+    assert rooms.summary("busy").waiting == 1
+    assert lobby.join("busy").ticket.position == 2
+    with pytest.raises(JoinRefused):
+        lobby.join("busy")
+    assert rooms.summary("busy").waiting == 2
+
+
+def test_lobby_estimate_and_poll_interval(rooms, lobby, clock):
+    """A waiting visitor gets the model's wait and a poll inside half of dropout_seconds."""
+    seated = busy_room(rooms, capacity=2)
+    turn_over(rooms, clock, seated, hold=10, times=40)
+    standing = lobby.join("busy")
+    expected = estimate.wait_for(rates(rooms, clock, 2), standing.ticket.ahead)
+    assert standing.raw == expected
+    assert standing.estimate == expected
+    assert 1.0 <= standing.poll_after <= 3600 / 2
+
+
+def test_shown_figure_is_smoothed_by_whichever_process_answers(rooms, lobby, clock):
+    """The figure shown travels with the client, so another process smooths it the same."""
+    seated = busy_room(rooms)
+    turn_over(rooms, clock, seated, hold=10, times=40)
+    first = lobby.join("busy")
+    assert first.shown is not None
+    carried = first.shown._replace(wait=first.shown.wait * 3).dumps()
+    clock.advance(5)
+    other = Lobby(rooms, refresh=0.0, monotonic=clock)
+    later = other.check_in("busy", first.ticket.token, shown=carried)
+    assert later.raw is not None and later.estimate is not None
+    previous = estimate.Shown.loads(carried)
+    assert later.estimate.wait == pytest.approx(
+        estimate.smooth(previous, later.raw, clock.now).wait
+    )
+    assert later.raw.wait < later.estimate.wait < previous.wait

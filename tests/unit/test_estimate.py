@@ -1,0 +1,199 @@
+"""The wait estimator against closed-form cases (pure functions, no Redis)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from webapp.domain import estimate
+from webapp.domain.estimate import Estimate, Rates, Shown
+
+
+def room(service=0.5, c2=1.0, cs2=None, stay=1.0, capacity=1, rate_error=0.0) -> Rates:
+    return Rates(service, c2, c2 if cs2 is None else cs2, stay, capacity, rate_error)
+
+
+def test_deterministic_service_has_no_variance():
+    """One seat with a fixed holding time: the wait is (ahead + 1) holds, exactly."""
+    guess = estimate.wait_for(room(service=0.5, c2=0.0), ahead=4)
+    assert guess == Estimate(10.0, 0.0)
+
+
+@pytest.mark.parametrize("capacity", [1, 5, 50])
+@pytest.mark.parametrize("ahead", [0, 3, 40])
+def test_poisson_departures_give_variance_mean_squared_over_releases(capacity, ahead):
+    """Exponential holds: J releases of a Poisson stream, variance = mean**2 / J."""
+    guess = estimate.wait_for(room(service=2.0, c2=1.0, capacity=capacity), ahead)
+    releases = ahead + 1
+    assert guess.wait == pytest.approx(releases / 2.0)
+    assert guess.variance == pytest.approx(guess.wait**2 / releases)
+
+
+def test_erlang_count_of_releases():
+    """A sum of J gaps with squared variation c2 has variance J * c2 / rate**2."""
+    guess = estimate.wait_after(count_mean=9, count_var=0, service=3.0, c2=0.25)
+    assert guess == Estimate(pytest.approx(3.0), pytest.approx(9 * 0.25 / 9))
+
+
+def test_nobody_drops_out_when_everyone_stays():
+    """Without dropouts the visitor waits for everyone ahead and then one more release."""
+    assert estimate.releases(7, stay=1.0) == (8.0, 0.0)
+
+
+def test_people_ahead_who_stay_are_a_binomial():
+    """Each of the k ahead is admitted with probability stay: mean k p, variance k p (1-p)."""
+    assert estimate.releases(40, stay=0.75) == (1 + 30.0, 40 * 0.75 * 0.25)
+
+
+def test_dropouts_shorten_the_wait():
+    """The more people ahead give up, the fewer seat releases a visitor waits for."""
+    waits = [estimate.wait_for(room(stay=p), 100).wait for p in (1.0, 0.9, 0.5)]
+    assert waits[0] > waits[1] > waits[2] > 0
+
+
+def test_parallel_seats_release_like_their_gaps_at_first_and_their_holds_later():
+    """Over a few releases the gaps' variability counts; over many turns, the holds'."""
+    assert estimate.departure_c2(1.0, 4.0, capacity=1000, count=1) == pytest.approx(1, abs=0.01)
+    assert estimate.departure_c2(1.0, 4.0, capacity=10, count=1e6) == pytest.approx(4, abs=0.01)
+    assert estimate.departure_c2(1.0, 4.0, capacity=10, count=10) == pytest.approx(2.5)
+
+
+def test_estimating_the_rate_adds_variance():
+    """A rate measured from few releases makes the range wider, not the mean longer."""
+    sure = estimate.wait_for(room(rate_error=0.0), 20)
+    unsure = estimate.wait_for(room(rate_error=0.1), 20)
+    assert unsure.wait == sure.wait
+    assert unsure.variance == pytest.approx(sure.variance + sure.wait**2 / 10)
+
+
+def stats(**values: float) -> dict[str, float]:
+    return {key.replace("_", ":"): value for key, value in values.items()}
+
+
+def test_rates_from_statistics():
+    """Busy gaps and holds / N combined by precision; stay from the line time of the admitted."""
+    figures = stats(
+        hold_n=100, hold_s=6000, hold_q=100 * (60**2 + 30**2), hold_t=1000,
+        free_n=50, free_s=200, free_q=50 * 32, free_t=1000,
+        abandon_n=10, abandon_s=500, abandon_t=1000,
+        waited_n=90, waited_s=9500, waited_t=1000,
+    )  # fmt: skip
+    rates = estimate.rates(figures, now=1000, capacity=20)
+    assert rates is not None
+    cs2 = (100 * 0.25 + estimate.PRIOR_WEIGHT) / (100 + estimate.PRIOR_WEIGHT)
+    by_holds, by_gaps = 100 / cs2, 50 / 1.0  # the gaps' own c2 is 16 / 4**2 = 1
+    assert 1 / rates.service == pytest.approx((3 * by_holds + 4 * by_gaps) / (by_holds + by_gaps))
+    assert (rates.c2, rates.cs2) == (pytest.approx(1.0), pytest.approx(cs2))
+    assert rates.stay == pytest.approx(9500 / 10_000)
+    assert rates.rate_error == pytest.approx(cs2 / 100)
+
+
+def test_rate_from_holds_before_anyone_waited():
+    """Without releases seen while people waited, a full room of N frees N per mean hold."""
+    figures = stats(hold_n=100, hold_s=6000, hold_q=360_000 + 90_000, hold_t=0)
+    rates = estimate.rates(figures, now=0, capacity=20)
+    assert rates is not None
+    assert rates.service == pytest.approx(20 / 60)
+    assert rates.c2 == 1.0
+
+
+def test_rates_decay_to_now():
+    """Statistics last updated one time constant ago weigh e**-1 of what they did."""
+    figures = stats(hold_n=100, hold_s=6000, hold_q=360_000, hold_t=0)
+    rates = estimate.rates(figures, now=estimate.TAU, capacity=1)
+    assert rates is not None
+    assert rates.rate_error == pytest.approx(rates.cs2 / (100 / math.e))
+    assert rates.service == pytest.approx(1 / 60)
+
+
+def test_unknown_until_enough_holds():
+    """With fewer finished holds than MIN_HOLDS the wait is unknown (null)."""
+    few = stats(hold_n=estimate.MIN_HOLDS - 1, hold_s=240, hold_q=14400, hold_t=0)
+    assert estimate.rates(few, now=0, capacity=4) is None
+    assert estimate.rates({}, now=0, capacity=4) is None
+
+
+def test_markovian_default_for_cs2_until_samples_accumulate():
+    """Few holds: cs2 stays near 1 whatever they measured."""
+    constant = stats(hold_n=5, hold_s=300, hold_q=5 * 3600, hold_t=0)
+    rates = estimate.rates(constant, now=0, capacity=1)
+    assert rates is not None
+    assert rates.cs2 == pytest.approx(estimate.PRIOR_WEIGHT / (5 + estimate.PRIOR_WEIGHT))
+
+
+def test_everyone_stays_until_enough_line_exits():
+    """Until MIN_LINE_EXITS people left the line, nobody is assumed to drop out."""
+    figures = stats(hold_n=50, hold_s=3000, hold_q=50 * 7200, hold_t=0, abandon_n=2,
+                    abandon_s=20, abandon_t=0)  # fmt: skip
+    rates = estimate.rates(figures, now=0, capacity=2)
+    assert rates is not None
+    assert rates.stay == 1.0
+
+
+@pytest.mark.parametrize("max_wait", [1, 30, 300, 3600, 86400])
+@pytest.mark.parametrize("stay", [1.0, 0.3])
+def test_max_ahead_is_the_last_line_length_within_max_wait(max_wait, stay):
+    """Admission control refuses exactly the joiners whose estimated wait exceeds max_wait."""
+    rates = room(service=0.25, stay=stay, capacity=10, rate_error=0.005)
+    most = estimate.max_ahead_for(rates, max_wait)
+    assert most is not None
+    if most >= 0:
+        assert estimate.wait_for(rates, most).wait <= max_wait
+    if most < estimate.MAX_AHEAD:
+        assert estimate.wait_for(rates, most + 1).wait > max_wait
+
+
+def test_max_ahead_refuses_everyone_or_nobody():
+    """-1 when even the head would wait too long; None when the wait is unknown."""
+    assert estimate.max_ahead_for(room(service=0.01), max_wait=60) == -1
+    assert estimate.max_ahead_for(None, max_wait=60) is None
+
+
+def test_poll_is_long_far_back_and_short_near_the_head():
+    """The poll interval grows with the wait and never passes half of dropout_seconds."""
+    polls = [
+        estimate.poll_after(60, ahead + 1, estimate.wait_for(room(), ahead))
+        for ahead in (0, 2, 10, 30, 1000)
+    ]
+    assert polls == sorted(polls)
+    assert polls[0] == estimate.POLL_FLOOR
+    assert polls[-1] == 30.0
+
+
+def test_poll_without_an_estimate_stays_inside_dropout():
+    """Unknown waits still poll within half of dropout_seconds."""
+    assert estimate.poll_after(10, 500, None) == 5.0
+    assert estimate.poll_after(10, 1, None) <= 5.0
+
+
+def test_first_figure_shown_is_the_estimate():
+    """With nothing shown before, the estimate is shown as it is."""
+    assert estimate.smooth(None, Estimate(120, 400), now=5) == Shown(120, 400, 5)
+
+
+def test_shown_figure_counts_down_when_the_estimate_agrees():
+    """An estimate that fell by the time passed is shown unchanged."""
+    shown = estimate.smooth(Shown(120, 400, 0), Estimate(90, 300), now=30)
+    assert shown.wait == pytest.approx(90)
+
+
+def test_shown_figure_rises_slowly():
+    """A sudden rise of the estimate shows as a small step, not a jump."""
+    shown = estimate.smooth(Shown(100, 0, 0), Estimate(200, 0), now=10)
+    assert 90 < shown.wait < 100 + 100 * 10 / estimate.SMOOTH_UP
+
+
+def test_shown_figure_falls_faster_than_it_rises():
+    """Good news comes through sooner than bad news."""
+    down = estimate.smooth(Shown(100, 0, 0), Estimate(50, 0), now=10)
+    up = estimate.smooth(Shown(100, 0, 0), Estimate(150, 0), now=10)
+    assert (90 - down.wait) > (up.wait - 90)
+
+
+def test_shown_figure_round_trips_as_text():
+    """The client carries the shown figure as short text; garbage reads as nothing."""
+    shown = Shown(12.5, 3.0, 1_700_000_000.5)
+    assert Shown.loads(shown.dumps()) == shown
+    for junk in (None, "", "1,2", "a,b,c", "nan,1,1", "-1,1,1", "1," * 50 + "1"):
+        assert Shown.loads(junk) is None
