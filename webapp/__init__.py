@@ -9,6 +9,7 @@ import contextlib
 import logging
 import os
 import secrets
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 from flask import Flask
 
 from webapp import config
+from webapp.domain.chat import Chats
+from webapp.domain.connections import ConnectionLimits
 from webapp.domain.lobby import Lobby
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
@@ -46,10 +49,20 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     log.info("Redis: %s", _redacted(url))
 
     client = connect(url)
-    rooms = WaitingRooms(client, Keys(app.config["REDIS_PREFIX"]), clock=app.config["CLOCK"])
+    keys = Keys(app.config["REDIS_PREFIX"])
+    rooms = WaitingRooms(client, keys, clock=app.config["CLOCK"])
+    chats = Chats(client, keys)
     app.extensions["redis"] = client
     app.extensions["rooms"] = rooms
     app.extensions["lobby"] = Lobby(rooms, refresh=app.config["STATS_REFRESH"])
+    app.extensions["chats"] = chats
+    app.extensions["limits"] = ConnectionLimits(
+        client,
+        keys,
+        server_id=f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}",
+        ttl_seconds=float(app.config["CONNECTION_TTL"]),
+        max_per_user=int(app.config["MAX_CONNECTIONS_PER_USER"]),
+    )
 
     from webapp import security
     from webapp.realtime import Hub
@@ -58,12 +71,12 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     security.init_app(app, exempt=[api.bp])  # the API takes tokens, never cookies
     app.register_blueprint(api.bp)
-    app.extensions["hub"] = Hub(client, app.config["REDIS_PREFIX"])
+    app.extensions["hub"] = Hub(client, keys)
     app.register_blueprint(pages.bp)
     ws.init_app(app)
 
     if app.config["SWEEP_INTERVAL"]:
-        sweeper = Sweeper(rooms, float(app.config["SWEEP_INTERVAL"]))
+        sweeper = Sweeper(rooms, float(app.config["SWEEP_INTERVAL"]), chats=chats)
         sweeper.start()
         app.extensions["sweeper"] = sweeper
     return app

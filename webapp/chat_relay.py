@@ -14,15 +14,13 @@ No Flask here.
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from webapp.domain.chat import Chats, Message, NotMember, Pending
+from webapp.periodic import run_every
 from webapp.realtime import Hub
-
-log = logging.getLogger(__name__)
 
 
 class Socket(Protocol):
@@ -83,16 +81,11 @@ class ChatRelay:
     def start(self, interval: float) -> None:
         """Every ``interval`` seconds: acknowledge what was sent, and catch up any
         socket whose wake-up was lost (a pub/sub message is not guaranteed)."""
+        self._stop = run_every(interval, self.upkeep, "chat-relay")
 
-        def loop() -> None:
-            while not self._stop.wait(interval):
-                try:
-                    self.ack_all()
-                    self.wake_all()
-                except Exception:  # keep going after a Redis hiccup
-                    log.exception("chat relay upkeep failed")
-
-        threading.Thread(target=loop, name="chat-relay", daemon=True).start()
+    def upkeep(self) -> None:
+        self.ack_all()
+        self.wake_all()
 
     def stop(self) -> None:
         self._stop.set()

@@ -15,7 +15,9 @@ class Defaults:
     DATA_DIR = "var"
     SWEEP_INTERVAL = 1.0  # seconds between background sweeps of every room (0 = off)
     STATS_REFRESH = 1.0  # seconds a process caches a room's statistics
-    MAX_CONNECTIONS_PER_USER = 5
+    MAX_CONNECTIONS_PER_USER = 5  # open room websockets per visitor, across all servers
+    CONNECTION_TTL = 30.0  # seconds a dead server's connections keep counting, at most
+    CHAT_UPKEEP_SECONDS = 1.0  # acknowledge what sockets were sent; catch up lost wake-ups
     MAX_CONTENT_LENGTH = 16 * 1024  # bytes; larger request bodies get 413
     CLOCK = None  # tests inject a callable returning seconds; None = Redis TIME
     SESSION_COOKIE_HTTPONLY = True

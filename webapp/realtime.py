@@ -5,7 +5,7 @@ another worker, a chat message) happens anywhere. Each process runs one ``Hub``:
 pub/sub connection on one pattern, read by one listener thread that hands each message
 to the callbacks subscribed to its topic in this process. No Flask here.
 
-    hub = Hub(client, prefix="wr")
+    hub = Hub(client, Keys("wr"))
     cancel = hub.subscribe("room:lobby", on_message)   # on_message(dict) -> None
     hub.publish("room:lobby", {"type": "room.changed"})
     cancel()
@@ -28,15 +28,18 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from webapp.redis.keys import Keys
+
 log = logging.getLogger(__name__)
 
 Callback = Callable[[dict[str, Any]], None]
 
 
 class Hub:
-    def __init__(self, client: Any, prefix: str, retry: float = 1.0) -> None:
+    def __init__(self, client: Any, keys: Keys, retry: float = 1.0) -> None:
         self.client = client
-        self.pattern = f"{prefix}:hub:"
+        self.keys = keys
+        self.pattern = keys.hub_prefix
         self.retry = retry
         self._subscribers: dict[str, list[Callback]] = {}
         self._lock = threading.Lock()
@@ -45,7 +48,7 @@ class Hub:
         self._ready = threading.Event()
 
     def channel(self, topic: str) -> str:
-        return self.pattern + topic
+        return self.keys.hub_channel(topic)
 
     def publish(self, topic: str, message: Mapping[str, Any]) -> None:
         """Sends ``message`` to every subscriber of ``topic`` in every process."""

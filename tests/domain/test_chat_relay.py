@@ -10,6 +10,7 @@ import pytest
 from webapp.chat_relay import ChatRelay
 from webapp.domain.chat import Chats
 from webapp.realtime import Hub
+from webapp.redis.keys import Keys
 
 CHAT = "room:lobby"
 
@@ -42,7 +43,7 @@ def make_relay(redis_url, keys, clock):
 
     def make(hub_prefix=None, **chat_options):
         client = redis.Redis.from_url(redis_url, decode_responses=True)
-        hub = Hub(client, hub_prefix or keys.prefix)
+        hub = Hub(client, Keys(hub_prefix) if hub_prefix else keys)
         relay = ChatRelay(Chats(client, keys, **chat_options), hub, clock)
         made.append((hub, client))
         return relay

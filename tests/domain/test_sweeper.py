@@ -59,3 +59,18 @@ def test_sweeper_thread_runs_by_itself(r, keys):
     finally:
         sweeper.stop()
     assert r.zcard(keys.room("one").line) == 0
+
+
+def test_sweep_takes_the_seatless_out_of_the_chat(r, keys, clock):
+    """Whoever no longer holds a seat leaves the room's chat, so cleanup goes on."""
+    from webapp.domain.chat import Chats, room_chat_id
+    from webapp.domain.rooms import public_id
+
+    rooms, chats = WaitingRooms(r, keys, clock=clock), Chats(r, keys)
+    rooms.configure("one", {"capacity": 2, "session_seconds": 60})
+    stays, goes = rooms.join("one"), rooms.join("one")
+    for ticket in (stays, goes):
+        chats.join(room_chat_id("one"), public_id(ticket.token), clock.now)
+    rooms.leave("one", goes.token)
+    Sweeper(rooms, interval=5, chats=chats).sweep_once()
+    assert set(chats.members(room_chat_id("one"))) == {public_id(stays.token)}

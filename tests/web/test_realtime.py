@@ -10,12 +10,13 @@ import pytest
 import redis
 
 from webapp.realtime import Hub, RoomRelay
+from webapp.redis.keys import Keys
 
 
 @pytest.fixture
 def hubs(redis_url: str, r: redis.Redis) -> Iterator[tuple[Hub, Hub]]:
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    first, second = Hub(client, "wrtest"), Hub(client, "wrtest")
+    first, second = Hub(client, Keys("wrtest")), Hub(client, Keys("wrtest"))
     yield first, second
     first.close()
     second.close()

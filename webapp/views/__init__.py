@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import current_app
 
+from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
 from webapp.domain.rooms import WaitingRooms
 
@@ -20,5 +19,6 @@ def lobby() -> Lobby:
     return service
 
 
-def redis_client() -> Any:
-    return current_app.extensions["redis"]
+def chats() -> Chats:
+    service: Chats = current_app.extensions["chats"]
+    return service

@@ -9,7 +9,6 @@ check-in, and its answer sets the delay of the next one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import re
 import secrets
@@ -28,6 +27,7 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.chat import room_chat_id
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import (
@@ -38,9 +38,10 @@ from webapp.domain.rooms import (
     TicketNotFound,
     WaitingRooms,
     clean_display_name,
+    public_id,
 )
 from webapp.realtime import RoomRelay
-from webapp.views import lobby, rooms
+from webapp.views import chats, lobby, rooms
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -158,6 +159,7 @@ def leave(room: str) -> ResponseReturnValue:
     if token is not None:
         with contextlib.suppress(TicketNotFound, RoomNotFound):
             rooms().leave(room, token)
+        chats().leave(room_chat_id(room), public_id(token))
         announce(room)
     flash(f"You left {room}. Your place has been given up.", "info")
     return redirect(url_for(".home")), 303
@@ -203,11 +205,6 @@ def room_state(engine: WaitingRooms, room: str) -> dict[str, Any]:
         "status": summary.status,
         "participants": people,
     }
-
-
-def public_id(token: str) -> str:
-    """Names a participant to others without giving away the ticket (a secret)."""
-    return hashlib.sha256(token.encode()).hexdigest()[:12]
 
 
 def wait_words(guess: Estimate | None, room_status: str) -> str:

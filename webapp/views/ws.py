@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -26,17 +27,22 @@ from flask_sock import Sock
 from redis.exceptions import RedisError
 from simple_websocket import ConnectionClosed
 
-from webapp.domain.rooms import RoomError
+from webapp.chat_relay import ChatRelay, Subscription
+from webapp.domain.chat import ChatError, RateLimited, room_chat_id
+from webapp.domain.connections import ConnectionLimits
+from webapp.domain.rooms import RoomError, public_id
+from webapp.periodic import run_every
 from webapp.realtime import RoomRelay
 from webapp.security import same_origin
 from webapp.views import lobby, rooms
-from webapp.views.pages import public_id, room_state
+from webapp.views.pages import room_state
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)
 sock = Sock()
 MAX_FRAME_TYPE = 40
 SEND_TIMEOUT = 10.0  # seconds
+CLOSE_TOO_MANY = 4008  # close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 
 
 class Connection:
@@ -49,6 +55,7 @@ class Connection:
         self.name = name
         self.id = public_id(token)
         self.open = True
+        self.chat: Subscription | None = None  # this socket's place in the room's chat
         self._lock = threading.Lock()
         # A client that stops reading must not stall the relay's sends for long. Only
         # with pings on: then simple-websocket reads only when select says it may.
@@ -117,8 +124,35 @@ def init_app(app: Any) -> None:
     app.extensions["relay"] = RoomRelay(
         app.extensions["hub"], state=lambda room: room_state(engine, room)
     )
+    chat = ChatRelay(
+        app.extensions["chats"], app.extensions["hub"], app.config["CLOCK"] or time.time
+    )
+    app.extensions["chat_relay"] = chat
+    limits: ConnectionLimits = app.extensions["limits"]
+    if app.config["CHAT_UPKEEP_SECONDS"]:
+        chat.start(float(app.config["CHAT_UPKEEP_SECONDS"]))
+        run_every(limits.ttl / 3, lambda: limits.heartbeat(time.time()), "connection-heartbeat")
     app.register_blueprint(bp)
     sock.init_app(app)
+
+
+def chat_relay() -> ChatRelay:
+    relay: ChatRelay = current_app.extensions["chat_relay"]
+    return relay
+
+
+@frames.on("send")
+def send_message(conn: Connection, frame: dict[str, Any]) -> None:
+    """A chat message from this socket's visitor; refusals come back as an error."""
+    if conn.chat is None:
+        return
+    try:
+        chat_relay().send(conn.chat, conn.name or "Guest", frame.get("text"))  # type: ignore[arg-type]
+    except RateLimited as error:
+        conn.send({"type": "error", "for": "send", "error": str(error),
+                   "retry_after": math.ceil(error.retry_after)})  # fmt: skip
+    except ChatError as error:
+        conn.send({"type": "error", "for": "send", "error": str(error)})
 
 
 @bp.before_request
@@ -135,6 +169,19 @@ def check_handshake() -> None:
 @sock.route("/rooms/<room>/ws", bp=bp)  # type: ignore[untyped-decorator]
 def room_socket(ws: Any, room: str) -> None:
     config = current_app.config
+    limits: ConnectionLimits = current_app.extensions["limits"]
+    visitor = str(session.get("vid", ""))
+    if not limits.acquire(visitor, time.time()):
+        ws.close(reason=CLOSE_TOO_MANY, message=f"too many open connections: at most "
+                 f"{limits.max_per_user} at once; close another tab and try again")  # fmt: skip
+        return
+    try:
+        serve_room(ws, room, config)
+    finally:
+        limits.release(visitor, time.time())
+
+
+def serve_room(ws: Any, room: str, config: Any) -> None:
     relay: RoomRelay = current_app.extensions["relay"]
     conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
     beat = float(config["WS_BEAT_SECONDS"])
@@ -148,9 +195,13 @@ def room_socket(ws: Any, room: str) -> None:
     try:
         relay.changed(room)
         conn.send(room_state(rooms(), room))
+        after = request.args.get("after", type=int)
+        conn.chat = chat_relay().attach(conn, room_chat_id(room), conn.id, conn.name, after)
         serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
     finally:
         relay.detach(conn)
+        if conn.chat is not None:
+            chat_relay().detach(conn.chat)
         conn.open = False
         try:
             rooms().presence(room, conn.token, "close")
