@@ -86,7 +86,7 @@ def test_rates_from_statistics():
     assert 1 / rates.service == pytest.approx((3 * by_holds + 4 * by_gaps) / (by_holds + by_gaps))
     assert (rates.c2, rates.cs2) == (pytest.approx(1.0), pytest.approx(cs2))
     assert rates.stay == pytest.approx(9500 / 10_000)
-    assert rates.rate_error == pytest.approx(cs2 / 100)
+    assert rates.rate_error == pytest.approx(cs2 / 200)
 
 
 def test_rate_from_holds_before_anyone_waited():
@@ -103,7 +103,7 @@ def test_rates_decay_to_now():
     figures = stats(hold_n=100, hold_s=6000, hold_q=360_000, hold_t=0)
     rates = estimate.rates(figures, now=estimate.TAU, capacity=1)
     assert rates is not None
-    assert rates.rate_error == pytest.approx(rates.cs2 / (100 / math.e))
+    assert rates.rate_error == pytest.approx(rates.cs2 / (2 * 100 / math.e))
     assert rates.service == pytest.approx(1 / 60)
 
 

@@ -88,18 +88,24 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
 
     The mean gap between releases is measured two ways, combined by their precision
     (samples / squared variation): the gaps between releases while people wait ("free":
-    they also see long holds still in progress), and the mean finished hold over N (a
-    full room of N releases N seats per mean hold; known before anyone waited). Both
-    count the same releases, so together they know no more than the larger count: the
-    rate's relative variance is cs2 / that count. The chance to stay is the share of
-    time spent in line by people who were then admitted: a person found in line at a
-    random moment is one of them with that probability, whenever people give up.
+    they also see long holds still in progress), and the seat-seconds held per finished
+    hold, over N (a full room of N releases N seats per mean hold; known before anyone
+    waited; counted against the seat-seconds, not as the mean of finished holds, so a
+    room that just filled up with fresh holds does not look faster than it is). Both
+    count the same releases, so together they know no more than the larger count n: the
+    rate's relative variance is cs2 / (2 n), 2 n being the effective sample size of n
+    exponentially decayed samples. The chance to stay is the share of time spent in line
+    by people who were then admitted: a person found in line at a random moment is one
+    of them with that probability, whenever people give up.
     """
     hold = moments(stats, "hold", now)
     if hold.weight < MIN_HOLDS or hold.mean <= 0 or capacity <= 0:
         return None
     cs2 = markovian(hold.weight, hold.variance / hold.mean**2)
     mean_gap, c2 = hold.mean / capacity, 1.0
+    held = moments(stats, "occupied", now)
+    if held.total > 0:  # seat-seconds per finished hold: no bias while the room fills up
+        mean_gap = held.total / hold.weight / capacity
     gaps = moments(stats, "free", now)
     if gaps.weight > 0 and gaps.mean > 0:
         c2 = markovian(gaps.weight, gaps.variance / gaps.mean**2)
@@ -109,7 +115,9 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     stay = 1.0
     if dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
         stay = seated.total / (dropped.total + seated.total)
-    error = cs2 / max(hold.weight, gaps.weight)
+    # A mean under exponentially decaying weights is worth twice its decayed count of
+    # samples: (sum of w)**2 / (sum of w**2) = 2 n for a steady stream.
+    error = cs2 / (2.0 * max(hold.weight, gaps.weight))
     return Rates(1.0 / mean_gap, c2, cs2, stay, capacity, error)
 
 

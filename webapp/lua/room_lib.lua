@@ -97,6 +97,14 @@ local function record_gap(ev, now)
     end
 end
 
+-- Records the seat-seconds held since the previous change of occupancy ("occupied:s"),
+-- called just before a seat is given or released: finished holds per seat-second held
+-- is the release rate of one seat even while the room fills up or empties.
+local function record_occupied(now, seats)
+    local last = tonumber(redis.call('HGET', K_STATS, 'occupied:t'))
+    record('occupied', now, (last and now > last) and seats * (now - last) or 0)
+end
+
 local function end_ticket(token, t, why, now)
     redis.call('ZREM', K_LINE, token)
     redis.call('ZREM', K_CHECKIN, token)
@@ -108,6 +116,7 @@ local function end_ticket(token, t, why, now)
         redis.call('HDEL', K_IDENT, t.id)
     end
     if was_seated then
+        record_occupied(now, redis.call('ZCARD', K_SEATS) + 1)
         -- A release measures the service rate only while people wait for it: record the
         -- gap between two releases that both found people in line ("free:from").
         local from = tonumber(redis.call('HGET', K_STATS, 'free:from'))
@@ -142,6 +151,7 @@ end
 
 -- Gives a seat to a ticket, until `deadline` unless renewed.
 local function seat(token, t, now, deadline, state)
+    record_occupied(now, redis.call('ZCARD', K_SEATS))
     redis.call('ZREM', K_LINE, token)
     redis.call('ZREM', K_CHECKIN, token)
     redis.call('ZADD', K_SEATS, deadline, token)
