@@ -385,3 +385,15 @@ def test_sequence_not_last_score(rooms, db, keys):
     e = rooms.join(ROOM)
     line = keys.room(ROOM).line
     assert db.zscore(line, e.token) > db.zscore(line, c.token) + 1
+
+
+def test_ticket_state_is_a_read_only_look(rooms, clock):
+    """Looking at a ticket's state does not check it in."""
+    a, _, c = fill(rooms, 3)
+    assert rooms.ticket_state(ROOM, a.token) == "admitted"
+    assert rooms.ticket_state(ROOM, c.token) == "waiting"
+    assert rooms.ticket_state(ROOM, "nope") is None
+    clock.advance(31)
+    rooms.ticket_state(ROOM, c.token)
+    with pytest.raises(TicketGone):
+        rooms.check_in(ROOM, c.token)

@@ -318,6 +318,14 @@ class WaitingRooms:
                 out.append(summary)
         return out
 
+    def ticket_state(self, room: str, token: str) -> str | None:
+        """A ticket's state as last written (waiting, offered, admitted, ended), without
+        checking it in; None if unknown. A read only: it may lag a lapse not yet swept."""
+        if not valid_room_name(room):
+            return None
+        raw = self.client.hget(self.keys.room(room).tickets, token)
+        return None if raw is None else str(json.loads(raw)["st"])
+
     def participants(self, room: str) -> list[Participant]:
         """Who holds a seat, in the order they were seated."""
         keys = self.keys.room(room)

@@ -83,7 +83,7 @@ def home() -> ResponseReturnValue:
     for room, token in list(tickets().items()):
         # A seat is only looked at: a check-in would hold it for session_seconds while
         # its holder browses the lobby, instead of the grace an away visitor gets.
-        if any(p.token == token for p in rooms().participants(room)):
+        if rooms().ticket_state(room, token) in ("offered", "admitted"):
             mine[room] = "seated"
             continue
         try:
