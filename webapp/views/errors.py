@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
+from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
+
+log = logging.getLogger(__name__)
 
 STATUS = {
     engine.InvalidInput: 400,
@@ -27,10 +32,13 @@ def error_response(
     status: int,
     message: str,
     headers: dict[str, str] | None = None,
+    outage: bool = False,
 ) -> ResponseReturnValue:
+    """JSON under /api/, else the friendly page (``outage``: we are down, not the line)."""
     if wants_json():
         return jsonify(error=message), status, headers or {}
-    return render_template("error.html", status=status, message=message), status, headers or {}
+    page = render_template("error.html", status=status, message=message, outage=outage)
+    return page, status, headers or {}
 
 
 def init_app(app: Flask) -> None:
@@ -40,6 +48,13 @@ def init_app(app: Flask) -> None:
         if isinstance(error, engine.JoinRefused):
             headers["Retry-After"] = str(error.retry_after)
         return error_response(STATUS.get(type(error), 400), str(error), headers)
+
+    @app.errorhandler(RedisError)
+    def redis_down(error: RedisError) -> ResponseReturnValue:
+        # Redis unreachable or failing: an outage to wait out, not a bug in the request
+        log.warning("Redis error on %s %s: %s", request.method, request.path, error)
+        message = "the waiting room is briefly unavailable; please try again in a moment"
+        return error_response(503, message, {"Retry-After": "5"}, outage=True)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> ResponseReturnValue:
