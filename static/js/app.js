@@ -3,12 +3,15 @@
    - waiting page: title shows the position; an offer to notify when it is your turn.
    - room page: the presence websocket (reconnects with backoff), live participants,
      and a title change + notification when you were let in while the tab was hidden.
-   Chat (next issue) plugs into the socket with window.roomSocket.on(type, fn) and
-   window.roomSocket.send({type: ...}). */
+   - chat on the room page, on the same socket (docs/chat.md, "In the browser").
+   Other code plugs into the socket with window.roomSocket.on(type, fn) and
+   window.roomSocket.send({type: ...}); "socket.open" and "socket.close" are told too. */
 (function () {
   "use strict";
   var body = document.body;
   var room = body.dataset.room;
+
+  var CLOSE_TOO_MANY = 4008;  // the server's close code: over the open-socket cap
 
   function byId(id) { return document.getElementById(id); }
 
@@ -54,12 +57,279 @@
     });
   }
 
+  // -- chat on the room page -------------------------------------------------------
+  // Frames (docs/chat.md, "In the browser"): chat.history on a fresh connect, then
+  // message frames in id order; a reconnect asks for ?after=<last shown id> and gets
+  // only what came after. Text is only ever set with textContent.
+  var MAX_TEXT = 2000;  // characters (code points), as the server counts them
+  var COUNT_FROM = 1800;  // the live character count shows from here on
+  var RATE_LIMIT = 20, RATE_WINDOW = 10000;  // the server's: 20 messages per 10 s
+  var NEAR_BOTTOM = 48;  // px from the end that still count as "at the bottom"
+  var TITLE_COUNT = /^\(\d+\) /;
+
+  function chars(text) { return Array.from(text).length; }
+  function number(n) { return n.toLocaleString("en-US"); }
+  function plural(n, one, many) { return number(n) + " " + (n === 1 ? one : many); }
+  function twoDigits(n) { return (n < 10 ? "0" : "") + n; }
+  function sentence(text) {  // the server's reasons start in lower case, mid-sentence style
+    text = String(text || "something went wrong");
+    return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
+  }
+
+  function chat(roomSocket) {
+    var part = byId("chat-body");
+    if (!part) { return; }
+    part.hidden = false;
+    var log = byId("chat-log"), list = byId("messages"), empty = byId("chat-empty");
+    var jump = byId("chat-jump"), form = byId("chat-form"), box = byId("chat-text");
+    var button = byId("chat-send"), count = byId("chat-count"), error = byId("chat-error");
+    var lastId = 0;  // the newest message shown; anything at or below it is a repeat
+    var reading = true;  // false from the first unread message until the reader catches up
+    var unseen = 0;  // messages that arrived while scrolled up or hidden, not yet caught up
+    var hiddenCount = 0;  // for the title while the tab is hidden
+    var divider = null;  // the "New" line above the first unread message
+    var previous = null;  // the last message shown, to group a sender's run of messages
+    var sent = [];  // texts sent and not seen back yet: a refused one goes back in the box
+    var sends = [];  // when recent messages were sent (the rate limit, checked here first)
+    var errorTimer = null;
+
+    roomSocket.param(function () { return lastId ? "after=" + lastId : ""; });
+
+    function atBottom() {
+      return log.scrollHeight - log.scrollTop - log.clientHeight < NEAR_BOTTOM;
+    }
+    function toBottom() { log.scrollTop = log.scrollHeight; }
+
+    function setTitle() {
+      var base = document.title.replace(TITLE_COUNT, "");
+      document.title = hiddenCount ? "(" + hiddenCount + ") " + base : base;
+    }
+
+    // The reader is at the end and looking: nothing is unread any more. The divider
+    // stays where it is until the next unread message moves it.
+    function update() {
+      if (!document.hidden && atBottom()) {
+        reading = true;
+        unseen = 0;
+      }
+      jump.hidden = unseen === 0;
+      jump.textContent = "↓ " + plural(unseen, "new message", "new messages");
+    }
+
+    function item(className, text) {
+      var li = document.createElement("li");
+      li.className = className;
+      var span = document.createElement("span");
+      span.textContent = text;
+      li.append(span);
+      previous = null;
+      return li;
+    }
+
+    function notice(text) { list.append(item("chat-notice", text)); }
+
+    function messageItem(m) {
+      var li = document.createElement("li");
+      li.className = "message" + (m.mine ? " mine" : "");
+      li.dataset.id = m.id;
+      if (previous && previous.sender === m.sender && m.ts - previous.ts < 120) {
+        li.classList.add("follow");  // same sender, moments later: the name is hidden
+      }
+      var meta = document.createElement("p");
+      meta.className = "meta";
+      var who = document.createElement("span");
+      who.className = "sender";
+      who.textContent = m.name;
+      meta.append(who);
+      if (m.mine) {
+        var you = document.createElement("span");
+        you.className = "you-tag";
+        you.textContent = "you";
+        meta.append(" ", you);
+      }
+      var when = new Date(m.ts * 1000);
+      var time = document.createElement("time");
+      time.dateTime = when.toISOString();
+      time.title = when.toLocaleString();
+      time.textContent = twoDigits(when.getHours()) + ":" + twoDigits(when.getMinutes());
+      meta.append(" ", time);
+      var text = document.createElement("p");
+      text.className = "text";
+      text.textContent = m.text;
+      li.append(meta, text);
+      previous = m;
+      return li;
+    }
+
+    function add(m, history) {
+      if (typeof m.id !== "number" || m.id <= lastId) { return; }  // shown already
+      var follow = atBottom();
+      var unread = !history && !m.mine && (document.hidden || !follow);
+      if (unread) {
+        if (reading) {  // a new stretch of unread messages starts here
+          if (divider) { divider.remove(); }
+          divider = item("unread", "New");
+          list.append(divider);
+          reading = false;
+        }
+        unseen += 1;
+        if (document.hidden) {
+          hiddenCount += 1;
+          setTitle();
+        }
+      }
+      list.append(messageItem(m));
+      lastId = m.id;
+      empty.hidden = true;
+      if (m.mine) {
+        var at = sent.indexOf(m.text);
+        if (at >= 0) { sent.splice(at, 1); }
+        reading = true;
+        unseen = 0;
+      }
+      // Follow the conversation only if the reader was already at its end (and looking).
+      if (history || m.mine || (follow && !document.hidden)) { toBottom(); }
+      update();
+    }
+
+    roomSocket.on("chat.history", function (frame) {
+      if (lastId) {  // our ?after= was past the chat's end: the chat began again
+        notice("The chat started over.");
+        lastId = 0;
+      }
+      log.setAttribute("aria-busy", "true");
+      (frame.messages || []).forEach(function (m) { add(m, true); });
+      log.setAttribute("aria-busy", "false");
+      toBottom();
+    });
+    roomSocket.on("message", function (m) { add(m, false); });
+    roomSocket.on("chat.missed", function (frame) {
+      notice(plural(frame.count, "earlier message is", "earlier messages are") +
+        " no longer available.");
+    });
+    roomSocket.on("error", function (frame) {
+      if (frame["for"] !== "send") { return; }
+      var back = sent.pop();  // give the refused text back rather than lose it
+      if (back !== undefined && !box.value) {
+        box.value = back;
+        counter();
+      }
+      showError(sentence(frame.error), frame.retry_after);
+    });
+    roomSocket.on("socket.open", function () {
+      if (error.dataset.kind === "offline") { clearError(); }
+    });
+    roomSocket.on("socket.close", function (frame) {
+      if (!frame.final) { return; }
+      box.disabled = true;
+      button.disabled = true;
+      showError(frame.code === CLOSE_TOO_MANY
+        ? sentence("The chat is not connected: " + (frame.reason || "too many open connections"))
+        : "The chat is closed: you are no longer in this room.");
+    });
+
+    function showError(text, retryAfter) {
+      clearTimeout(errorTimer);
+      error.textContent = text;
+      error.hidden = false;
+      error.dataset.kind = retryAfter ? "rate" : "";
+      if (retryAfter) {  // the wait is over: the reason no longer holds
+        errorTimer = setTimeout(clearError, retryAfter * 1000);
+      }
+    }
+    function clearError() {
+      clearTimeout(errorTimer);
+      error.hidden = true;
+      error.textContent = "";
+      error.dataset.kind = "";
+    }
+
+    function problem(text) {
+      var clean = text.replace(/\r\n/g, "\n").trim();
+      if (!clean) { return "An empty message cannot be sent."; }
+      var n = chars(clean);
+      if (n > MAX_TEXT) {
+        return "A message can be at most " + number(MAX_TEXT) + " characters; this one has " +
+          number(n) + ".";
+      }
+      return "";
+    }
+
+    function counter() {
+      var n = chars(box.value.trim());
+      count.hidden = n < COUNT_FROM;
+      count.classList.toggle("over", n > MAX_TEXT);
+      count.textContent = number(n) + " / " + number(MAX_TEXT) +
+        (n > MAX_TEXT ? " (" + number(n - MAX_TEXT) + " too many)" : "");
+    }
+
+    function submit() {
+      var text = box.value;
+      var reason = problem(text);
+      if (reason) {
+        showError(reason);
+        return;
+      }
+      var now = Date.now();
+      sends = sends.filter(function (t) { return now - t < RATE_WINDOW; });
+      if (sends.length >= RATE_LIMIT) {
+        var wait = Math.ceil((sends[0] + RATE_WINDOW - now) / 1000);
+        showError("You are sending too fast: at most " + RATE_LIMIT + " messages every " +
+          RATE_WINDOW / 1000 + " seconds; try again in " + wait + " s.", wait);
+        return;
+      }
+      if (!roomSocket.send({ type: "send", text: text })) {
+        showError("Not connected right now; your message is still in the box. " +
+          "Send it again once the page says Live.");
+        error.dataset.kind = "offline";
+        return;
+      }
+      sends.push(now);
+      sent.push(text.replace(/\r\n/g, "\n").trim());
+      if (sent.length > 50) { sent.shift(); }
+      box.value = "";
+      counter();
+      if (error.dataset.kind !== "rate") { clearError(); }
+    }
+
+    box.addEventListener("keydown", function (event) {
+      // Enter sends; Shift+Enter is a new line; Enter that ends an IME composition is not a send.
+      if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) {
+        return;
+      }
+      event.preventDefault();
+      submit();
+    });
+    box.addEventListener("input", function () {
+      counter();
+      if (!error.hidden && error.dataset.kind === "") { clearError(); }
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      submit();
+      box.focus();
+    });
+    log.addEventListener("scroll", update, { passive: true });
+    jump.addEventListener("click", function () {
+      toBottom();
+      update();
+      log.focus();
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.hidden) { return; }
+      hiddenCount = 0;
+      setTitle();
+      update();
+    });
+  }
+
   function roomPage() {
     var handlers = {};
     var socket = null;
     var stopped = false;
     var failures = 0;
     var connection = byId("connection");
+    var params = [];  // functions giving query parameters for the next connect
 
     function setState(state, text) {
       connection.dataset.state = state;
@@ -110,19 +380,42 @@
     handlers["room.state"] = [render];
     handlers.gone = [ended];
 
+    function emit(frame) {
+      (handlers[frame.type] || []).forEach(function (fn) { fn(frame); });
+    }
+
+    // Over the visitor's cap of open sockets (all tabs, all servers): reconnecting
+    // would only be refused again, so say why and stop.
+    function refused(reason) {
+      stopped = true;
+      setState("ended", "Not connected");
+      var box = document.createElement("section");
+      box.className = "card flash flash-error";
+      box.setAttribute("role", "alert");
+      var p = document.createElement("p");
+      p.textContent = "This page could not connect: " + (reason || "too many open connections") +
+        ". Reload the page to try again.";
+      box.append(p);
+      byId("main").prepend(box);
+    }
+
     function connect() {
       var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      socket = new WebSocket(scheme + location.host + body.dataset.ws);
+      var query = params.map(function (fn) { return fn(); }).filter(Boolean).join("&");
+      socket = new WebSocket(scheme + location.host + body.dataset.ws + (query ? "?" + query : ""));
       socket.addEventListener("open", function () {
         failures = 0;
         setState("live", "Live");
+        emit({ type: "socket.open" });
       });
       socket.addEventListener("message", function (event) {
         var frame;
         try { frame = JSON.parse(event.data); } catch (e) { return; }
-        (handlers[frame.type] || []).forEach(function (fn) { fn(frame); });
+        emit(frame);
       });
-      socket.addEventListener("close", function () {
+      socket.addEventListener("close", function (event) {
+        if (event.code === CLOSE_TOO_MANY) { refused(event.reason); }
+        emit({ type: "socket.close", code: event.code, reason: event.reason, final: stopped });
         if (stopped) { return; }
         failures += 1;
         if (failures > 6) { location.reload(); return; }  // let the gate decide
@@ -141,12 +434,14 @@
 
     window.roomSocket = {
       on: function (type, fn) { (handlers[type] = handlers[type] || []).push(fn); },
+      param: function (fn) { params.push(fn); },
       send: function (frame) {
         if (!socket || socket.readyState !== WebSocket.OPEN) { return false; }
         socket.send(JSON.stringify(frame));
         return true;
       }
     };
+    chat(window.roomSocket);
     connect();
     welcome();
   }
