@@ -19,6 +19,8 @@ import math
 import threading
 from typing import Any
 
+from redis.cluster import RedisCluster
+
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
 
@@ -44,6 +46,7 @@ class ConnectionLimits:
         self.ttl = float(ttl_seconds)
         self.max_per_user = max_per_user
         self.scripts = Scripts(client)
+        self._cluster = isinstance(client, RedisCluster)
         # a Redis copy of a count must never be written out of order with another
         # copy of the same count: one lock serialises this server's writes
         self._lock = threading.Lock()
@@ -90,6 +93,10 @@ class ConnectionLimits:
         """Renews this server's deadline for every user it holds; returns how many."""
         with self._lock:
             held = list(self._held.items())
+            if self._cluster:  # redis-py refuses scripts in a cluster pipeline
+                for user, count in held:
+                    self._sync(self.client, user, count, now)
+                return len(held)
             for start in range(0, len(held), HEARTBEAT_BATCH):
                 pipe = self.client.pipeline(transaction=False)
                 for user, count in held[start : start + HEARTBEAT_BATCH]:
