@@ -252,3 +252,38 @@ def test_redis_outage_page_for_browsers(tmp_path):
     response = app.test_client().get("/")
     assert response.status_code == 503
     assert b"We will be right back" in response.data
+
+
+def seat_history(client, clock, holds=8, seconds=10):
+    """Seats held `seconds` each, one after another, so the room has statistics."""
+    for _ in range(holds):
+        token = join(client).get_json()["token"]
+        clock.advance(seconds)
+        client.post(f"/api/rooms/lobby/leave/{token}")
+
+
+def test_wait_is_estimated_with_a_range(client, make_room, clock):
+    """With history, a waiter gets a wait, its variance and a range around it."""
+    make_room(capacity=1, dropout_seconds=60)
+    seat_history(client, clock)
+    join(client)
+    body = join(client).get_json()
+    assert body["wait"] > 0 and body["variance"] >= 0
+    low, high = body["range"]
+    assert low <= body["wait"] <= high
+    assert body["shown"]
+
+
+def test_shown_figure_moves_smoothly(client, make_room, clock):
+    """Handing back the last shown figure keeps the new one from jumping to the raw one."""
+    make_room(capacity=1, dropout_seconds=60)
+    seat_history(client, clock)
+    join(client)
+    token = join(client).get_json()["token"]
+    clock.advance(1)
+    raw = client.get(f"/api/rooms/lobby/position/{token}").get_json()["wait"]
+    earlier = f"{raw + 300:.1f},100.0,{clock.now - 1:.1f}"
+    smoothed = client.get(f"/api/rooms/lobby/position/{token}?shown={earlier}").get_json()
+    assert raw < smoothed["wait"] < raw + 299
+    garbage = client.get(f"/api/rooms/lobby/position/{token}?shown=nan,x,1").get_json()
+    assert garbage["wait"] == raw

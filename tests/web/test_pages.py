@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from webapp.domain.rooms import WaitingRooms
@@ -264,3 +265,23 @@ def test_lobby_does_not_stretch_a_seat(
     held_until = engine.client.zscore(seats, token)
     assert "You hold a seat here." in ann.get("/").get_data(as_text=True)
     assert engine.client.zscore(seats, token) == held_until
+
+
+def test_waiting_page_carries_the_shown_wait(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """Each poll remembers the shown wait in the session, so the next one moves from it."""
+    make_room("hall", capacity=1)
+    for _ in range(6):  # some seat history, so there is an estimate to show
+        seated = engine.join("hall")
+        time.sleep(0.005)  # a hold that lasted a measurable time
+        engine.leave("hall", seated.token)
+    make_visitor("Ann").get("/rooms/hall")
+    bob = make_visitor("Bob")
+    bob.get("/rooms/hall")
+    bob.get("/rooms/hall/line", htmx=True)
+    with bob.client.session_transaction() as session:
+        assert set(session["shown"]) == {"hall"}
+    bob.client.post("/rooms/hall/leave", data={"csrf_token": bob.csrf()})
+    with bob.client.session_transaction() as session:
+        assert "hall" not in session["shown"]

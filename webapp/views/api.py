@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.views import lobby, rooms
@@ -36,6 +37,8 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "ahead": ticket.ahead,
         "wait": None if guess is None else round(guess.wait, 1),
         "variance": None if guess is None else round(guess.variance, 1),
+        "range": None if guess is None else wait_range(guess),
+        "shown": None if standing.shown is None else standing.shown.dumps(),
         "poll_after": standing.poll_after,
         "waiting": ticket.waiting,
         "active": ticket.active,
@@ -43,6 +46,11 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "room_status": ticket.room_status,
     }
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
+
+
+def wait_range(guess: Estimate) -> list[int]:
+    """The likely wait in whole seconds: one standard deviation either side."""
+    return [max(round(guess.wait - guess.spread), 0), round(guess.wait + guess.spread)]
 
 
 def check_admin() -> ResponseReturnValue | None:
@@ -111,7 +119,10 @@ def join(room: str) -> ResponseReturnValue:
 
 @bp.get("/rooms/<room>/position/<token>")
 def position(room: str, token: str) -> ResponseReturnValue:
-    return standing_json(lobby().check_in(room, token))
+    # `shown`: the figure this client showed last (the previous reply's "shown"), so
+    # the new one moves smoothly from it; optional, and anything unparsable is ignored.
+    shown = request.args.get("shown")
+    return standing_json(lobby().check_in(room, token, shown=shown))
 
 
 @bp.post("/rooms/<room>/leave/<token>")

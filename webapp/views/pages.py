@@ -62,6 +62,7 @@ def remember(room: str, token: str | None) -> None:
     held = dict(tickets())
     if token is None:
         held.pop(room, None)
+        session["shown"] = {r: v for r, v in session.get("shown", {}).items() if r != room}
     else:
         held[room] = token
     session["tickets"] = held
@@ -139,7 +140,7 @@ def line(room: str) -> ResponseReturnValue:
     if token is None:
         return to_gate(room)
     try:
-        standing = lobby().check_in(room, token)
+        standing = lobby().check_in(room, token, shown=session.get("shown", {}).get(room))
     except (TicketGone, TicketNotFound, RoomNotFound) as error:
         remember(room, None)
         page = "_line_status.html" if is_htmx() else "waiting.html"
@@ -165,6 +166,17 @@ def leave(room: str) -> ResponseReturnValue:
     return redirect(url_for(".home")), 303
 
 
+def remember_shown(room: str, standing: Standing) -> None:
+    """Keeps the wait figure this page shows, so the next poll (on any worker) moves
+    smoothly from it (``estimate.smooth``); the signed session carries it."""
+    shown = dict(session.get("shown", {}))
+    if standing.shown is None:
+        shown.pop(room, None)
+    else:
+        shown[room] = standing.shown.dumps()
+    session["shown"] = shown
+
+
 def to_gate(room: str) -> ResponseReturnValue:
     """Into the room: a full navigation, also when htmx asked."""
     url = url_for(".gate", room=room)
@@ -177,6 +189,7 @@ def to_gate(room: str) -> ResponseReturnValue:
 
 def line_context(room: str, standing: Standing) -> dict[str, Any]:
     ticket = standing.ticket
+    remember_shown(room, standing)
     seen = request.args.get("seen", type=int)
     return {
         "room": room,
