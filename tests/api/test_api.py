@@ -228,28 +228,28 @@ def test_unknown_paths_and_methods_are_json(client):
         assert response.get_json()["error"]
 
 
-def test_redis_outage_is_a_503_not_a_500(tmp_path):
-    """With Redis unreachable the API answers 503 JSON with Retry-After."""
+@pytest.fixture
+def down_client(tmp_path):
+    """A client of an app whose Redis is unreachable."""
     from webapp import create_app
 
     app = create_app(
         {"REDIS_URL": "redis://127.0.0.1:9/0", "SECRET_KEY": "x", "SWEEP_INTERVAL": 0,
          "CHAT_UPKEEP_SECONDS": 0, "DATA_DIR": str(tmp_path)}
     )  # fmt: skip
-    response = app.test_client().post("/api/rooms/lobby/join")
+    return app.test_client()
+
+
+def test_redis_outage_is_a_503_not_a_500(down_client):
+    """With Redis unreachable the API answers 503 JSON with Retry-After."""
+    response = down_client.post("/api/rooms/lobby/join")
     assert response.status_code == 503
     assert response.is_json and response.headers["Retry-After"] == "5"
 
 
-def test_redis_outage_page_for_browsers(tmp_path):
+def test_redis_outage_page_for_browsers(down_client):
     """A browser gets a friendly 503 page, not a stack trace, when Redis is down."""
-    from webapp import create_app
-
-    app = create_app(
-        {"REDIS_URL": "redis://127.0.0.1:9/0", "SECRET_KEY": "x", "SWEEP_INTERVAL": 0,
-         "CHAT_UPKEEP_SECONDS": 0, "DATA_DIR": str(tmp_path)}
-    )  # fmt: skip
-    response = app.test_client().get("/")
+    response = down_client.get("/")
     assert response.status_code == 503
     assert b"We will be right back" in response.data
 
