@@ -242,8 +242,9 @@ class Member:
         self.ws.send(json.dumps({"type": "send", "text": text}))
 
     def close(self) -> None:
+        # No waiting for the server's close frame: the reader thread owns the reads.
         with contextlib.suppress(websocket.WebSocketException, OSError):
-            self.ws.close(timeout=1)
+            self.ws.send_close()
         self.ws.shutdown()  # type: ignore[no-untyped-call]
 
 

@@ -148,9 +148,12 @@ def test_a_dropped_socket_reconnects_after_the_last_message(
     name = room(capacity=5, grace_seconds=10)
     ann, bob = person(), person()
     sockets: list[Any] = []
-    bob.route_web_socket(
-        re.compile(r"/ws"), lambda ws: (sockets.append(ws), ws.connect_to_server())
-    )
+
+    def through(ws: Any) -> None:  # a real connection the test can cut
+        sockets.append(ws)
+        ws.connect_to_server()
+
+    bob.route_web_socket(re.compile(r"/ws"), through)
     urls: list[str] = []
     bob.on("websocket", lambda ws: urls.append(ws.url))
     for page, who in ((ann, "Ann"), (bob, "Bob")):
@@ -170,7 +173,9 @@ def test_a_dropped_socket_reconnects_after_the_last_message(
     assert any(url.endswith(f"/ws?after={last}") for url in urls), urls
 
 
-def test_refusals_are_shown_next_to_the_box(server: Any, room: Any, person: Any) -> None:
+def test_refusals_are_shown_next_to_the_box(
+    server: Any, room: Any, person: Any, artifacts: Path
+) -> None:
     """Empty and over-long messages are refused with a reason; the text stays."""
     name = room(capacity=5)
     ann = person(width=390, height=844)
@@ -186,6 +191,7 @@ def test_refusals_are_shown_next_to_the_box(server: Any, room: Any, person: Any)
     box.press("Enter")
     expect(error).to_have_text("A message can be at most 2,000 characters; this one has 2,001.")
     expect(box).to_have_value("x" * 2001)
+    ann.screenshot(path=str(artifacts / "chat-refused-390.png"), full_page=True)
     box.press("Backspace")
     expect(error).to_be_hidden()
     expect(ann.locator("#chat-count")).to_have_text("2,000 / 2,000")
@@ -219,7 +225,7 @@ def test_too_many_sockets_stop_the_page_with_the_reason(
                 ws.recv()  # room.state: this one counts (else the page's is not released yet)
                 held.append(ws)
             except websocket.WebSocketException:
-                ws.shutdown()
+                ws.shutdown()  # type: ignore[no-untyped-call]
                 ann.wait_for_timeout(100)
         urls: list[str] = []
         ann.on("websocket", lambda ws: urls.append(ws.url))
