@@ -113,7 +113,7 @@
         unseen = 0;
       }
       jump.hidden = unseen === 0;
-      jump.textContent = "↓ " + plural(unseen, "new message", "new messages");
+      jump.textContent = plural(unseen, "new message", "new messages");
     }
 
     function item(className, text) {
@@ -164,6 +164,7 @@
     function add(m, history) {
       if (typeof m.id !== "number" || m.id <= lastId) { return; }  // shown already
       var follow = atBottom();
+      var ownHere = m.mine && sent.indexOf(m.text) >= 0;  // sent from this page, not another tab
       var unread = !history && !m.mine && (document.hidden || !follow);
       if (unread) {
         if (reading) {  // a new stretch of unread messages starts here
@@ -181,14 +182,13 @@
       list.append(messageItem(m));
       lastId = m.id;
       empty.hidden = true;
-      if (m.mine) {
-        var at = sent.indexOf(m.text);
-        if (at >= 0) { sent.splice(at, 1); }
+      if (ownHere) {  // the writer wants to see what they wrote
+        sent.splice(sent.indexOf(m.text), 1);
         reading = true;
         unseen = 0;
       }
       // Follow the conversation only if the reader was already at its end (and looking).
-      if (history || m.mine || (follow && !document.hidden)) { toBottom(); }
+      if (history || ownHere || (follow && !document.hidden)) { toBottom(); }
       update();
     }
 

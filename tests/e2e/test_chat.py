@@ -203,6 +203,13 @@ def test_refusals_are_shown_next_to_the_box(
     expect(ann.locator(TEXTS)).to_have_text(["x" * 2000])
     expect(ann.locator("#messages .message.mine")).to_have_count(1)
 
+    # Past 20 messages in 10 seconds the server slows her down, and the page says so.
+    ann.evaluate(
+        "for (let i = 0; i < 20; i++) window.roomSocket.send({type: 'send', text: 'r' + i})"
+    )
+    expect(error).to_contain_text("You are sending too fast: at most 20 messages every 10 seconds")
+    expect(ann.locator(TEXTS)).to_have_count(20)
+
 
 def test_too_many_sockets_stop_the_page_with_the_reason(
     server: Any, room: Any, person: Any
