@@ -29,6 +29,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/api_throughput.py
+	$(PY) bench/chat_latency.py
+	$(PY) bench/estimate_accuracy.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

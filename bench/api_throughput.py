@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import array
 import contextlib
-import ctypes
 import http.client
 import json
 import multiprocessing
@@ -28,7 +27,6 @@ import shutil
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,12 +38,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import redis
+from servers import HOST, free_port, spawn, start_redis, stop, tree_cpu, wait_until
 
-from webapp.redis.connection import redis_server_binary
-
-ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
-HOST = "127.0.0.1"
 ADMIN_TOKEN = "bench-admin-token"
 REQUEST_TIMEOUT = 10.0  # seconds; a stuck server fails the round instead of hanging it
 BIG = 1_000_000  # the largest capacity a room may have: every join is admitted
@@ -308,61 +303,6 @@ def obey(command: str, args: list[Any], pools: dict[str, list[list[str]]], threa
 # -- the servers -------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM if the bench dies, even by SIGKILL (Linux)."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """Starts a server in its own session (the terminal's Ctrl-C goes to the bench only,
-    which then stops the servers in order)."""
-    with open(log, "wb") as out:
-        return subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
-
-
-def stop(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
-    """SIGTERM, then SIGKILL to its whole process group (its own session: ours alone)."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout)
-
-
-def tail(log: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-def wait_until(ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not ready():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{log.stem} did not start; the end of {log}:\n{tail(log)}")
-        time.sleep(0.05)
-
-
 def answers(port: int, path: str) -> bool:
     try:
         conn = http.client.HTTPConnection(HOST, port, timeout=2)
@@ -371,32 +311,6 @@ def answers(port: int, path: str) -> bool:
         return status < 500
     except (OSError, http.client.HTTPException):
         return False
-
-
-def redis_answers(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def start_redis(stack: contextlib.ExitStack, workdir: Path) -> int:
-    port = free_port()
-    log = workdir / "redis.log"
-    argv = [
-        redis_server_binary(),
-        "--port", str(port),
-        "--bind", HOST,
-        "--save", "",
-        "--appendonly", "no",
-        "--dir", str(workdir),
-    ]  # fmt: skip
-    proc = spawn(argv, log)
-    stack.callback(stop, proc)
-    wait_until(lambda: redis_answers(port), proc, log)
-    return port
 
 
 def start_gunicorn(
@@ -417,21 +331,6 @@ def start_gunicorn(
     path = "/ping" if name == "baseline" else "/api/rooms"
     wait_until(lambda: answers(port, path), proc, log)
     return port, proc.pid
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds used so far by a process and its children (Linux /proc; else 0)."""
-    total = 0.0
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            children = [int(c) for c in f.read().split()]
-        for each in [pid, *children]:
-            with open(f"/proc/{each}/stat") as f:
-                fields = f.read().rpartition(")")[2].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError):
-        return 0.0
-    return total
 
 
 # -- the bench ---------------------------------------------------------------------------
@@ -496,7 +395,7 @@ class Bench:
         self.args = args
         self.workdir = Path(tempfile.mkdtemp(prefix="wr-bench-api-"))
         stack.callback(shutil.rmtree, self.workdir, True)
-        redis_port = start_redis(stack, self.workdir)
+        redis_port, _ = start_redis(stack, self.workdir)
         self.redis = redis.Redis(host=HOST, port=redis_port)
         stack.callback(self.redis.close)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBAPP_", "WEB_"))}

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import http.cookiejar
 import itertools
 import json
@@ -29,9 +28,7 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,12 +40,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import websocket
+from servers import HOST, free_port, spawn, start_redis, stop, tree_cpu, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from webapp.redis.connection import redis_server_binary  # noqa: E402
-
-HOST = "127.0.0.1"
 ADMIN = "bench-admin"
 ROOM = "bench-chat"
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -56,63 +49,6 @@ RATE_LIMIT, RATE_WINDOW = 20, 10.0  # the server's per-sender limit
 
 
 # -- servers -----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM if the bench dies, even by SIGKILL (Linux)."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """A server in its own session, so the terminal's Ctrl-C reaches the bench only."""
-    with open(log, "wb") as out:
-        return subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
-
-
-def stop(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
-    """SIGTERM, then SIGKILL to its process group (its own session: ours alone)."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout)
-
-
-def wait_until(ready: Any, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not ready():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-            raise RuntimeError(f"{log.stem} did not start; the end of {log}:\n{tail}")
-        time.sleep(0.05)
-
-
-def redis_answers(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 def http_answers(url: str) -> bool:
@@ -125,16 +61,7 @@ def http_answers(url: str) -> bool:
 
 def start(stack: contextlib.ExitStack, workdir: Path, workers: int) -> tuple[str, list[int]]:
     """redis-server and gunicorn; returns the app's URL and both servers' pids."""
-    redis_port = free_port()
-    redis_log = workdir / "redis.log"
-    argv = [
-        redis_server_binary(),
-        "--port", str(redis_port), "--bind", HOST,
-        "--save", "", "--appendonly", "no", "--dir", str(workdir),
-    ]  # fmt: skip
-    redis_proc = spawn(argv, redis_log)
-    stack.callback(stop, redis_proc)
-    wait_until(lambda: redis_answers(redis_port), redis_proc, redis_log)
+    redis_port, redis_pid = start_redis(stack, workdir)
 
     port = free_port()
     env = {
@@ -156,23 +83,7 @@ def start(stack: contextlib.ExitStack, workdir: Path, workers: int) -> tuple[str
     stack.callback(stop, proc)
     url = f"http://{HOST}:{port}"
     wait_until(lambda: http_answers(f"{url}/api/rooms"), proc, log)
-    return url, [redis_proc.pid, proc.pid]
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process and its children (gunicorn's workers), from /proc."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    pids = [pid]
-    with contextlib.suppress(OSError):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            children = (task / "children").read_text().split()
-            pids += [int(child) for child in children]
-    for each in pids:
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    return url, [redis_pid, proc.pid]
 
 
 # -- members -----------------------------------------------------------------------------
