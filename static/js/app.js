@@ -90,6 +90,8 @@
     var divider = null;  // the "New" line above the first unread message
     var previous = null;  // the last message shown, to group a sender's run of messages
     var sent = [];  // texts sent and not seen back yet: a refused one goes back in the box
+    var byRef = {};  // the same texts by the ref each send carried (a refusal echoes it)
+    var nextRef = 1;
     var sends = [];  // when recent messages were sent (the rate limit, checked here first)
     var errorTimer = null;
 
@@ -209,7 +211,9 @@
     });
     roomSocket.on("error", function (frame) {
       if (frame["for"] !== "send") { return; }
-      var back = sent.pop();  // give the refused text back rather than lose it
+      var back = byRef[frame.ref];  // give the refused text back rather than lose it
+      delete byRef[frame.ref];
+      if (back !== undefined && sent.indexOf(back) >= 0) { sent.splice(sent.indexOf(back), 1); }
       if (back !== undefined && !box.value) {
         box.value = back;
         counter();
@@ -278,7 +282,8 @@
           RATE_WINDOW / 1000 + " seconds; try again in " + wait + " s.", wait);
         return;
       }
-      if (!roomSocket.send({ type: "send", text: text })) {
+      var ref = nextRef++;
+      if (!roomSocket.send({ type: "send", text: text, ref: ref })) {
         showError("Not connected right now; your message is still in the box. " +
           "Send it again once the page says Live.");
         error.dataset.kind = "offline";
@@ -286,7 +291,8 @@
       }
       sends.push(now);
       sent.push(text.replace(/\r\n/g, "\n").trim());
-      if (sent.length > 50) { sent.shift(); }
+      byRef[ref] = sent[sent.length - 1];
+      if (sent.length > 50) { delete byRef[ref - 50]; sent.shift(); }
       box.value = "";
       counter();
       if (error.dataset.kind !== "rate") { clearError(); }

@@ -31,8 +31,8 @@ class Socket:
         if after is None and joined:  # in the chat: from here on it gets every message
             self.until(count("chat.history", 1))
 
-    def send(self, text: str) -> None:
-        self.ws.send(json.dumps({"type": "send", "text": text}))
+    def send(self, text: str, **extra: Any) -> None:
+        self.ws.send(json.dumps({"type": "send", "text": text, **extra}))
 
     def until(self, check: Any, timeout: float = 10.0) -> list[dict[str, Any]]:
         """Reads frames until `check(frames)` holds."""
@@ -103,13 +103,14 @@ def test_bad_messages_are_refused_with_a_reason(server, room, sockets):
     name = room(capacity=5)
     ann, bo = seated(server, name, "Ann"), seated(server, name, "Bo")
     sockets += [Socket(server, ann, name), Socket(server, bo, name)]
-    sockets[0].send("   ")
-    sockets[0].send("x" * 2001)
+    sockets[0].send("   ", ref=7)
+    sockets[0].send("x" * 2001, ref="b")
     sockets[0].send("<b>fine</b>")
     errors = sockets[0].until(count("error", 2))
     reasons = [f["error"] for f in errors if f["type"] == "error"]
     assert any("empty" in r for r in reasons)
     assert any("2,000" in r for r in reasons)
+    assert [f.get("ref") for f in errors if f["type"] == "error"] == [7, "b"]
     assert sockets[1].until(count("message", 1))[-1]["text"] == "<b>fine</b>"
     assert sockets[1].texts() == ["<b>fine</b>"]
 

@@ -42,6 +42,7 @@ bp = Blueprint("ws", __name__)
 sock = Sock()
 MAX_FRAME_TYPE = 40
 SEND_TIMEOUT = 10.0  # seconds
+MAX_REF = 40  # characters of a send's ref echoed back
 CLOSE_TOO_MANY = 4008  # close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 
 
@@ -143,16 +144,21 @@ def chat_relay() -> ChatRelay:
 
 @frames.on("send")
 def send_message(conn: Connection, frame: dict[str, Any]) -> None:
-    """A chat message from this socket's visitor; refusals come back as an error."""
+    """A chat message from this socket's visitor. A refusal comes back as an error frame
+    with the reason and the send's ``ref`` (if it carried a short one), so the page knows
+    which text was refused."""
     if conn.chat is None:
         return
+    refusal: dict[str, Any] = {"type": "error", "for": "send"}
+    ref = frame.get("ref")
+    if isinstance(ref, int | str) and not isinstance(ref, bool) and len(str(ref)) <= MAX_REF:
+        refusal["ref"] = ref
     try:
         chat_relay().send(conn.chat, conn.name or "Guest", frame.get("text"))  # type: ignore[arg-type]
     except RateLimited as error:
-        conn.send({"type": "error", "for": "send", "error": str(error),
-                   "retry_after": math.ceil(error.retry_after)})  # fmt: skip
+        conn.send({**refusal, "error": str(error), "retry_after": math.ceil(error.retry_after)})
     except ChatError as error:
-        conn.send({"type": "error", "for": "send", "error": str(error)})
+        conn.send({**refusal, "error": str(error)})
 
 
 @bp.before_request
