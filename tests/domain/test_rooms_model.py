@@ -1,6 +1,7 @@
 """The engine against a plain-Python model of the rules (hypothesis stateful testing).
 
-Each step (join, check-in, leave, connection open/beat/close, pause/open, time passing)
+Each step (join, check-in, leave, connection open/beat/close, open/pause/close, a larger
+capacity, time passing)
 runs on both; after every step they must agree on every ticket's state, the line's
 order and the seats, and the invariants must hold.
 """
@@ -23,7 +24,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from webapp.domain.rooms import NotSeated, TicketGone, TicketNotFound, WaitingRooms
+from webapp.domain.rooms import NotSeated, RoomClosed, TicketGone, TicketNotFound, WaitingRooms
 from webapp.redis.keys import Keys
 
 ROOM = "model"
@@ -92,13 +93,15 @@ class Model:
             self.seats[token] = max(self.seats[token], now + self.session)
             t.st = "admitted"
 
-    def join(self, token: str, identity: str, now: float) -> str:
-        """Returns the token the visitor holds afterwards."""
+    def join(self, token: str, identity: str, now: float) -> str | None:
+        """Returns the token the visitor holds afterwards; None if the room is closed."""
         self.settle(now)
         existing = self.identities.get(identity) if identity else None
         if existing is not None:
             self.renew(existing, now)
             return existing
+        if self.status == "closed":
+            return None
         self.tickets[token] = ModelTicket("waiting", identity)
         if self.status == "open" and not self.line and len(self.seats) < self.capacity:
             self.tickets[token].st = "admitted"
@@ -195,7 +198,11 @@ class RoomMachine(RuleBasedStateMachine):
 
     @rule(target=tokens, identity=st.sampled_from(["", "", "v1", "v2", "v3"]))
     def join(self, identity):
-        ticket = self.engine.join(ROOM, identity=identity)
+        try:
+            ticket = self.engine.join(ROOM, identity=identity)
+        except RoomClosed:
+            assert self.model.join("refused", identity, self.now) is None
+            return multiple()
         held = self.model.join(ticket.token, identity, self.now)
         assert ticket.token == held
         assert ticket.state == self.model.tickets[held].st
@@ -229,7 +236,14 @@ class RoomMachine(RuleBasedStateMachine):
         self.model.settle(self.now)
 
     @precondition(lambda self: hasattr(self, "model"))
-    @rule(status=st.sampled_from(["open", "paused"]))
+    @rule(more=st.integers(1, 3))
+    def raise_capacity(self, more):
+        self.model.capacity += more
+        self.engine.configure(ROOM, {"capacity": self.model.capacity})
+        self.model.settle(self.now)
+
+    @precondition(lambda self: hasattr(self, "model"))
+    @rule(status=st.sampled_from(["open", "paused", "closed"]))
     def set_status(self, status):
         self.engine.configure(ROOM, {"status": status})
         self.model.status = status
