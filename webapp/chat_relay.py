@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from webapp.domain.chat import Chats, Message, NotMember, Pending
 from webapp.periodic import run_every
-from webapp.realtime import Hub
+from webapp.realtime import Fanout, Hub
 
 
 class Socket(Protocol):
@@ -73,9 +73,7 @@ class ChatRelay:
         self.chats = chats
         self.hub = hub
         self.clock = clock
-        self._subs: dict[str, set[Subscription]] = {}
-        self._cancels: dict[str, Callable[[], None]] = {}
-        self._lock = threading.Lock()
+        self._subs: Fanout[Subscription] = Fanout(hub, self.topic, lambda key, _: self.wake(key))
         self._stop = threading.Event()
 
     def start(self, interval: float) -> None:
@@ -108,27 +106,12 @@ class ChatRelay:
             history = [message_frame(m, member) for m in joined.history]
             sock.send({"type": "chat.history", "messages": history, "me": member})
         sub = Subscription(sock, chat_id, member, after)
-        with self._lock:
-            subs = self._subs.setdefault(chat_id, set())
-            subs.add(sub)
-            first = len(subs) == 1
-        if first:
-            cancel = self.hub.subscribe(self.topic(chat_id), lambda _: self.wake(chat_id))
-            with self._lock:
-                self._cancels[chat_id] = cancel
+        self._subs.add(chat_id, sub)
         self.catch_up(sub)
         return sub
 
     def detach(self, sub: Subscription) -> None:
-        cancel = None
-        with self._lock:
-            subs = self._subs.get(sub.chat_id, set())
-            subs.discard(sub)
-            if not subs:
-                self._subs.pop(sub.chat_id, None)
-                cancel = self._cancels.pop(sub.chat_id, None)
-        if cancel is not None:
-            cancel()
+        self._subs.remove(sub.chat_id, sub)
         self._ack(sub)
 
     def send(self, sub: Subscription, name: str, text: str) -> Message:
@@ -144,8 +127,7 @@ class ChatRelay:
 
     def wake(self, chat_id: str) -> None:
         """Something was sent: one read for every local socket of the chat."""
-        with self._lock:
-            subs = list(self._subs.get(chat_id, ()))
+        subs = self._subs.members(chat_id)
         if not subs:
             return
         after = min(sub.cursor for sub in subs)
@@ -156,17 +138,14 @@ class ChatRelay:
 
     def wake_all(self) -> None:
         """The safety net for lost wake-ups: every chat with sockets here catches up."""
-        with self._lock:
-            chats = list(self._subs)
-        for chat_id in chats:
+        for chat_id in self._subs.active():
             self.wake(chat_id)
 
     def ack_all(self) -> None:
         """Moves each member's seen id to what their sockets here have been sent."""
-        with self._lock:
-            subs = [sub for chat in self._subs.values() for sub in chat]
-        for sub in subs:
-            self._ack(sub)
+        for chat_id in self._subs.active():
+            for sub in self._subs.members(chat_id):
+                self._ack(sub)
 
     def _ack(self, sub: Subscription) -> None:
         cursor = sub.cursor

@@ -26,13 +26,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from webapp.redis.keys import Keys
 
 log = logging.getLogger(__name__)
 
 Callback = Callable[[dict[str, Any]], None]
+T = TypeVar("T")
 
 
 class Hub:
@@ -128,6 +129,57 @@ class Hub:
                 log.exception("hub subscriber of %s failed", topic)
 
 
+class Fanout(Generic[T]):
+    """This process's local listeners per key, with one hub subscription per key: the
+    key's topic is subscribed when its first listener arrives and dropped with its last.
+    ``heard(key, message)`` is called (on the hub's thread) for each message."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        topic: Callable[[str], str],
+        heard: Callable[[str, dict[str, Any]], None],
+    ) -> None:
+        self.hub = hub
+        self.topic = topic
+        self.heard = heard
+        self._members: dict[str, set[T]] = {}
+        self._cancels: dict[str, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, key: str, member: T) -> None:
+        with self._lock:
+            members = self._members.setdefault(key, set())
+            members.add(member)
+            first = len(members) == 1
+        if first:
+            cancel = self.hub.subscribe(self.topic(key), lambda m: self.heard(key, m))
+            with self._lock:
+                self._cancels[key] = cancel
+
+    def remove(self, key: str, member: T) -> bool:
+        """Takes the member out; True if it was the key's last one here."""
+        cancel = None
+        with self._lock:
+            members = self._members.get(key, set())
+            members.discard(member)
+            if not members:
+                self._members.pop(key, None)
+                cancel = self._cancels.pop(key, None)
+        if cancel is not None:
+            cancel()
+        return cancel is not None
+
+    def members(self, key: str) -> list[T]:
+        with self._lock:
+            return list(self._members.get(key, ()))
+
+    def active(self) -> list[str]:
+        """The keys that have listeners in this process."""
+        with self._lock:
+            return list(self._members)
+
+
 class Socket(Protocol):
     """What the relay needs of a connection: its room, and a send that never raises."""
 
@@ -150,8 +202,7 @@ class RoomRelay:
         self.hub = hub
         self.state = state  # room -> the frame that shows it (one Redis read)
         self.min_gap = min_gap
-        self._sockets: dict[str, set[Socket]] = {}
-        self._cancels: dict[str, Callable[[], None]] = {}
+        self._sockets: Fanout[Socket] = Fanout(hub, self.topic, self._heard)
         self._sent: dict[str, float] = {}
         self._pending: set[str] = set()
         self._lock = threading.Lock()
@@ -169,30 +220,15 @@ class RoomRelay:
         self.hub.publish(self.topic(room), {"type": self.CHANGED})
 
     def attach(self, sock: Socket) -> None:
-        with self._lock:
-            sockets = self._sockets.setdefault(sock.room, set())
-            sockets.add(sock)
-            first = len(sockets) == 1
-        if first:
-            cancel = self.hub.subscribe(self.topic(sock.room), lambda m: self._heard(sock.room, m))
-            with self._lock:
-                self._cancels[sock.room] = cancel
+        self._sockets.add(sock.room, sock)
 
     def detach(self, sock: Socket) -> None:
-        cancel = None
-        with self._lock:
-            sockets = self._sockets.get(sock.room, set())
-            sockets.discard(sock)
-            if not sockets:
-                self._sockets.pop(sock.room, None)
+        if self._sockets.remove(sock.room, sock):
+            with self._lock:
                 self._sent.pop(sock.room, None)
-                cancel = self._cancels.pop(sock.room, None)
-        if cancel is not None:
-            cancel()
 
     def local(self, room: str) -> list[Socket]:
-        with self._lock:
-            return list(self._sockets.get(room, ()))
+        return self._sockets.members(room)
 
     def _heard(self, room: str, message: dict[str, Any]) -> None:
         if message.get("type") != self.CHANGED:
