@@ -35,10 +35,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import redis
-from servers import HOST, free_port, spawn, start_redis, stop, tree_cpu, wait_until
+from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until
 
 BENCH_DIR = Path(__file__).resolve().parent
 ADMIN_TOKEN = "bench-admin-token"
@@ -586,46 +586,19 @@ def progress(message: str) -> None:
     print(f"  {message}", file=sys.stderr, flush=True)
 
 
-class OutOfTime(Exception):
-    pass
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     per_window = args.duration + 1.0
     budget = 180 + len(OPERATIONS) * (args.warmup + 1 + args.repeats * per_window)
 
-    def out_of_time(_signum: int, _frame: Any) -> NoReturn:
-        raise OutOfTime(f"the bench ran past its budget of {budget:.0f} s")
-
-    def terminated(_signum: int, _frame: Any) -> NoReturn:
-        raise SystemExit(143)
-
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.signal(signal.SIGTERM, terminated)
-    signal.alarm(int(budget))
-    stack = contextlib.ExitStack()
-    try:
+    def work(stack: contextlib.ExitStack) -> None:
         progress(f"starting redis-server and two gunicorn servers (budget {budget:.0f} s)")
         began = time.monotonic()
         bench = Bench(args, stack)
         progress(f"servers and clients up in {time.monotonic() - began:.1f} s")
-        results = bench.run()
-        report(args, bench, results)
-        return 0
-    except KeyboardInterrupt:
-        progress("interrupted; stopping the servers")
-        return 130
-    except (OutOfTime, RuntimeError) as error:
-        print(f"bench failed: {error}", file=sys.stderr)
-        return 1
-    finally:
-        # Nothing may interrupt the clean-up; each step is bounded by its own timeouts.
-        signal.alarm(0)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        stack.close()
+        report(args, bench, bench.run())
+
+    return run_bounded(budget, work)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -37,10 +36,10 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import websocket
-from servers import HOST, free_port, spawn, start_redis, stop, tree_cpu, wait_until
+from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until
 
 ADMIN = "bench-admin"
 ROOM = "bench-chat"
@@ -332,39 +331,10 @@ def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-class OutOfTime(Exception):
-    pass
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     budget = 120 + args.duration + args.warmup / args.rate + args.drain
-
-    def out_of_time(_signum: int, _frame: Any) -> NoReturn:
-        raise OutOfTime(f"the bench ran past its budget of {budget:.0f} s")
-
-    def terminated(_signum: int, _frame: Any) -> NoReturn:
-        raise SystemExit(143)
-
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.signal(signal.SIGTERM, terminated)
-    signal.alarm(int(budget))
-    stack = contextlib.ExitStack()
-    try:
-        run(args, stack)
-        return 0
-    except KeyboardInterrupt:
-        progress("interrupted; stopping the servers")
-        return 130
-    except (OutOfTime, RuntimeError, OSError) as error:
-        print(f"bench failed: {error}", file=sys.stderr)
-        return 1
-    finally:
-        signal.alarm(0)  # nothing may interrupt the clean-up; each step has its own bound
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        stack.close()
+    return run_bounded(budget, lambda stack: run(args, stack))
 
 
 if __name__ == "__main__":

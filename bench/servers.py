@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from webapp.redis.connection import redis_server_binary
 
@@ -115,3 +116,40 @@ def tree_cpu(pid: int) -> float:
             fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+class OutOfTime(Exception):
+    pass
+
+
+def run_bounded(budget: float, work: Callable[[contextlib.ExitStack], None]) -> int:
+    """Runs ``work(stack)`` for at most ``budget`` seconds, then always closes ``stack``
+    (which stops the servers). Exit codes: 0 done, 1 failed or out of time, 130 Ctrl-C,
+    143 SIGTERM."""
+
+    def out_of_time(_signum: int, _frame: object) -> NoReturn:
+        raise OutOfTime(f"the bench ran past its budget of {budget:.0f} s")
+
+    def terminated(_signum: int, _frame: object) -> NoReturn:
+        raise SystemExit(143)
+
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.signal(signal.SIGTERM, terminated)
+    signal.alarm(int(budget))
+    stack = contextlib.ExitStack()
+    try:
+        work(stack)
+        return 0
+    except KeyboardInterrupt:
+        print("  interrupted; stopping the servers", file=sys.stderr, flush=True)
+        return 130
+    except (OutOfTime, RuntimeError, OSError) as error:
+        print(f"bench failed: {error}", file=sys.stderr)
+        return 1
+    finally:
+        # Nothing may interrupt the clean-up; each step is bounded by its own timeouts.
+        signal.alarm(0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stack.close()
