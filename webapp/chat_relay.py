@@ -114,7 +114,7 @@ class ChatRelay:
         self._subs.remove(sub.chat_id, sub)
         self._ack(sub)
 
-    def send(self, sub: Subscription, name: str, text: str) -> Message:
+    def send(self, sub: Subscription, name: str, text: object) -> Message:
         """Stores the member's message; Chats.send wakes every process's sockets."""
         return self.chats.send(sub.chat_id, sub.member, name, text, self.clock())
 

@@ -217,7 +217,7 @@ class Chats:
     # -- messages ------------------------------------------------------------
 
     def send(
-        self, chat_id: str, sender_id: str, sender_name: str, text: str, now: float
+        self, chat_id: str, sender_id: str, sender_name: str, text: object, now: float
     ) -> Message:
         """Stores a message under the next id and wakes the chat's sockets.
 

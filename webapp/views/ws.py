@@ -132,7 +132,7 @@ def init_app(app: Any) -> None:
     limits: ConnectionLimits = app.extensions["limits"]
     if app.config["CHAT_UPKEEP_SECONDS"]:
         chat.start(float(app.config["CHAT_UPKEEP_SECONDS"]))
-        run_every(limits.ttl / 3, lambda: limits.heartbeat(time.time()), "connection-heartbeat")
+    run_every(limits.ttl / 3, lambda: limits.heartbeat(time.time()), "connection-heartbeat")
     app.register_blueprint(bp)
     sock.init_app(app)
 
@@ -154,7 +154,7 @@ def send_message(conn: Connection, frame: dict[str, Any]) -> None:
     if isinstance(ref, int | str) and not isinstance(ref, bool) and len(str(ref)) <= MAX_REF:
         refusal["ref"] = ref
     try:
-        chat_relay().send(conn.chat, conn.name or "Guest", frame.get("text"))  # type: ignore[arg-type]
+        chat_relay().send(conn.chat, conn.name or "Guest", frame.get("text"))
     except RateLimited as error:
         conn.send({**refusal, "error": str(error), "retry_after": math.ceil(error.retry_after)})
     except ChatError as error:
