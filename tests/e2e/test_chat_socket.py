@@ -105,12 +105,14 @@ def test_bad_messages_are_refused_with_a_reason(server, room, sockets):
     sockets += [Socket(server, ann, name), Socket(server, bo, name)]
     sockets[0].send("   ", ref=7)
     sockets[0].send("x" * 2001, ref="b")
+    sockets[0].ws.send(json.dumps({"type": "send", "text": ["not", "text"]}))
     sockets[0].send("<b>fine</b>")
-    errors = sockets[0].until(count("error", 2))
+    errors = sockets[0].until(count("error", 3))
     reasons = [f["error"] for f in errors if f["type"] == "error"]
     assert any("empty" in r for r in reasons)
     assert any("2,000" in r for r in reasons)
-    assert [f.get("ref") for f in errors if f["type"] == "error"] == [7, "b"]
+    assert any("must be text" in r for r in reasons)
+    assert [f.get("ref") for f in errors if f["type"] == "error"] == [7, "b", None]
     assert sockets[1].until(count("message", 1))[-1]["text"] == "<b>fine</b>"
     assert sockets[1].texts() == ["<b>fine</b>"]
 
