@@ -52,11 +52,29 @@ def test_dropouts_shorten_the_wait():
     assert waits[0] > waits[1] > waits[2] > 0
 
 
-def test_parallel_seats_release_like_their_gaps_at_first_and_their_holds_later():
-    """Over a few releases the gaps' variability counts; over many turns, the holds'."""
+def test_parallel_seats_release_like_their_gaps_at_first_and_in_the_long_run_later():
+    """Over a few releases the gaps' variability counts; over many, the long-run one."""
+    long_run = estimate.long_run_c2(4.0, capacity=10)
     assert estimate.departure_c2(1.0, 4.0, capacity=1000, count=1) == pytest.approx(1, abs=0.01)
-    assert estimate.departure_c2(1.0, 4.0, capacity=10, count=1e6) == pytest.approx(4, abs=0.01)
-    assert estimate.departure_c2(1.0, 4.0, capacity=10, count=10) == pytest.approx(2.5)
+    assert estimate.departure_c2(1.0, 4.0, capacity=10, count=1e6) == pytest.approx(
+        long_run, abs=0.01
+    )
+    assert estimate.departure_c2(1.0, 4.0, capacity=10, count=10) == pytest.approx(
+        (1 + long_run) / 2
+    )
+
+
+@pytest.mark.parametrize("cs2", [0.0, 0.5, 1.0, 4.0])
+def test_one_seat_releases_as_variably_as_its_holds(cs2):
+    """A single seat's releases are a renewal process of its holds: cs2 in the long run."""
+    assert estimate.long_run_c2(cs2, capacity=1) == pytest.approx(cs2)
+
+
+def test_many_seats_release_closer_to_poisson_than_their_holds():
+    """QNA's departure formula: 1 + (cs2 - 1) / sqrt(N), so N = 25 keeps a fifth of it."""
+    assert estimate.long_run_c2(6.0, capacity=25) == pytest.approx(2.0)
+    assert estimate.long_run_c2(0.0, capacity=100) == pytest.approx(0.9)
+    assert estimate.long_run_c2(1.0, capacity=100) == 1.0
 
 
 def test_estimating_the_rate_adds_variance():
@@ -82,11 +100,12 @@ def test_rates_from_statistics():
     rates = estimate.rates(figures, now=1000, capacity=20)
     assert rates is not None
     cs2 = (100 * 0.25 + estimate.PRIOR_WEIGHT) / (100 + estimate.PRIOR_WEIGHT)
+    long_run = estimate.long_run_c2(cs2, 20)
     by_holds, by_gaps = 100 / cs2, 50 / 1.0  # the gaps' own c2 is 16 / 4**2 = 1
     assert 1 / rates.service == pytest.approx((3 * by_holds + 4 * by_gaps) / (by_holds + by_gaps))
     assert (rates.c2, rates.cs2) == (pytest.approx(1.0), pytest.approx(cs2))
     assert rates.stay == pytest.approx(9500 / 10_000)
-    assert rates.rate_error == pytest.approx(cs2 / 200)
+    assert rates.rate_error == pytest.approx(long_run / 200)
 
 
 def test_rate_from_holds_before_anyone_waited():

@@ -93,10 +93,11 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     waited; counted against the seat-seconds, not as the mean of finished holds, so a
     room that just filled up with fresh holds does not look faster than it is). Both
     count the same releases, so together they know no more than the larger count n: the
-    rate's relative variance is cs2 / (2 n), 2 n being the effective sample size of n
-    exponentially decayed samples. The chance to stay is the share of time spent in line
-    by people who were then admitted: a person found in line at a random moment is one
-    of them with that probability, whenever people give up.
+    rate's relative variance is that of a count of n releases, long_run / (2 n), 2 n
+    being the effective sample size of n exponentially decayed samples. The chance to
+    stay is the share of time spent in line by people who were then admitted: a person
+    found in line at a random moment is one of them with that probability, whenever
+    people give up.
     """
     hold = moments(stats, "hold", now)
     if hold.weight < MIN_HOLDS or hold.mean <= 0 or capacity <= 0:
@@ -116,8 +117,9 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     if dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
         stay = seated.total / (dropped.total + seated.total)
     # A mean under exponentially decaying weights is worth twice its decayed count of
-    # samples: (sum of w)**2 / (sum of w**2) = 2 n for a steady stream.
-    error = cs2 / (2.0 * max(hold.weight, gaps.weight))
+    # samples: (sum of w)**2 / (sum of w**2) = 2 n for a steady stream. The rate counts
+    # releases per seat-second, so its error is that of a count of releases.
+    error = long_run_c2(cs2, capacity) / (2.0 * max(hold.weight, gaps.weight))
     return Rates(1.0 / mean_gap, c2, cs2, stay, capacity, error)
 
 
@@ -129,14 +131,22 @@ def releases(ahead: int, stay: float) -> tuple[float, float]:
     return 1.0 + ahead * stay, ahead * stay * (1.0 - stay)
 
 
+def long_run_c2(cs2: float, capacity: int) -> float:
+    """Variability of the releases of N busy seats over many releases: Whitt's queueing
+    network analyser's departure formula for a full station, 1 + (cs2 - 1) / sqrt(N).
+    One seat: its holds' cs2; many seats: toward a Poisson stream's 1, since a long hold
+    blocks one seat of N while the others keep releasing."""
+    return 1.0 + (cs2 - 1.0) / math.sqrt(max(capacity, 1))
+
+
 def departure_c2(c2: float, cs2: float, capacity: int, count: float) -> float:
     """Squared coefficient of variation of the time until ``count`` seat releases.
 
     Over a few releases it is that of the gaps between releases (N seats in parallel
-    release almost as a Poisson stream); over many turns of every seat, that of the
-    holding times: the hybrid of Whitt's queueing network analyser.
+    release almost as a Poisson stream); over many, the long-run variability of the
+    releases (``long_run_c2``): the hybrid of Whitt's queueing network analyser.
     """
-    return (count * cs2 + capacity * c2) / (count + capacity)
+    return (count * long_run_c2(cs2, capacity) + capacity * c2) / (count + capacity)
 
 
 def wait_after(count_mean: float, count_var: float, service: float, c2: float) -> Estimate:
@@ -162,9 +172,11 @@ def max_ahead_for(room: Rates | None, max_wait: float) -> int | None:
         return None
     if wait_for(room, 0).wait > max_wait:
         return -1
-    lo, hi = 0, MAX_AHEAD  # wait_for grows with ahead: find the last one within max_wait
-    if wait_for(room, hi).wait <= max_wait:
-        return hi
+    lo, hi = 0, 1  # wait_for grows with ahead: find the last one within max_wait
+    while wait_for(room, hi).wait <= max_wait:  # doubling first: lines are rarely long
+        if hi >= MAX_AHEAD:
+            return MAX_AHEAD
+        lo, hi = hi, min(2 * hi, MAX_AHEAD)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if wait_for(room, mid).wait <= max_wait:
