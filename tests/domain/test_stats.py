@@ -129,3 +129,21 @@ def test_shown_figure_is_smoothed_by_whichever_process_answers(rooms, lobby, clo
         estimate.smooth(previous, later.raw, clock.now).wait
     )
     assert later.raw.wait < later.estimate.wait < previous.wait
+
+
+def test_ahead_counts_who_was_let_in_first(rooms, clock):
+    """Of the people ahead of a joiner, the statistic counts those admitted before it."""
+    rooms.configure("busy", {"capacity": 1, "dropout_seconds": 20})
+    a = rooms.join("busy")
+    _b, c, d = (rooms.join("busy") for _ in range(3))  # ahead at join: 0, 1, 2
+    clock.advance(15)
+    rooms.check_in("busy", c.token)
+    rooms.check_in("busy", d.token)
+    clock.advance(10)  # b missed its check-ins and dropped out
+    rooms.leave("busy", a.token)
+    assert rooms.check_in("busy", c.token).state == "admitted"  # 1 ahead, 0 let in first
+    rooms.leave("busy", c.token)
+    assert rooms.check_in("busy", d.token).state == "admitted"  # 2 ahead, 1 let in first
+    stats = rooms.stats("busy")
+    assert stats["ahead:n"] == pytest.approx(3.0)
+    assert stats["ahead:s"] == pytest.approx(1.0)

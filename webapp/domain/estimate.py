@@ -24,6 +24,7 @@ from typing import NamedTuple
 TAU = 600.0  # seconds: the decay time constant of room_lib.lua
 MIN_HOLDS = 5.0  # fewer (decayed) finished seat holds than this: the wait is unknown
 PRIOR_WEIGHT = 20.0  # c2 and cs2 are pulled toward the Markovian 1 as if by this many samples
+MIN_AHEAD_SEEN = 20.0  # people-ahead observed before the realized share to stay is used
 MIN_LINE_EXITS = 5.0  # fewer people left the line than this: assume nobody drops out
 MAX_AHEAD = 10_000_000  # the largest line admission control searches
 POLL_FLOOR = 1.0  # seconds: the shortest poll interval
@@ -95,9 +96,9 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     count the same releases, so together they know no more than the larger count n: the
     rate's relative variance is that of a count of n releases, long_run / (2 n), 2 n
     being the effective sample size of n exponentially decayed samples. The chance to
-    stay is the share of time spent in line by people who were then admitted: a person
-    found in line at a random moment is one of them with that probability, whenever
-    people give up.
+    stay is what joiners experienced: of the people ahead of each admitted joiner, the
+    share let in before it ("ahead", weighted by their number); until enough of those
+    are seen, the share of time spent in line by people who were then admitted.
     """
     hold = moments(stats, "hold", now)
     if hold.weight < MIN_HOLDS or hold.mean <= 0 or capacity <= 0:
@@ -112,9 +113,12 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
         c2 = markovian(gaps.weight, gaps.variance / gaps.mean**2)
         by_holds, by_gaps = hold.weight / cs2, gaps.weight / c2
         mean_gap = (mean_gap * by_holds + gaps.mean * by_gaps) / (by_holds + by_gaps)
-    dropped, seated = moments(stats, "abandon", now), moments(stats, "waited", now)
     stay = 1.0
-    if dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
+    ahead = moments(stats, "ahead", now)
+    dropped, seated = moments(stats, "abandon", now), moments(stats, "waited", now)
+    if ahead.weight >= MIN_AHEAD_SEEN:
+        stay = min(max(ahead.total / ahead.weight, 0.0), 1.0)
+    elif dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
         stay = seated.total / (dropped.total + seated.total)
     # A mean under exponentially decaying weights is worth twice its decayed count of
     # samples: (sum of w)**2 / (sum of w**2) = 2 n for a steady stream. The rate counts

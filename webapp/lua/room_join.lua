@@ -46,6 +46,8 @@ else
         return reply('too_long', '', nil, s, now)
     end
     t.seq = redis.call('INCR', K_SEQ)
+    t.k = waiting  -- people ahead, and line admissions so far: for the "ahead" statistic
+    t.c = tonumber(redis.call('HGET', K_STATS, 'line:admitted')) or 0
     redis.call('ZADD', K_LINE, t.seq, token)
     redis.call('ZADD', K_CHECKIN, now + s.dropout, token)
     put_ticket(token, t)

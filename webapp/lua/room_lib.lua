@@ -70,14 +70,14 @@ end
 -- Time-decayed count, sum and sum of squares of one kind of event. The weight of an
 -- observation made d seconds ago is exp(-d / TAU), so the figures follow a change of
 -- pace within minutes. "<ev>:t" is the time of the last event of that kind.
-local function record(ev, now, value)
+local function record(ev, now, value, weight)
     local f = redis.call('HMGET', K_STATS, ev .. ':n', ev .. ':s', ev .. ':q', ev .. ':t')
     local n, s, q, last = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4])
     local w = 1
     if last and now > last then
         w = math.exp(-(now - last) / TAU)
     end
-    n = n * w + 1
+    n = n * w + (weight or 1)
     if value then
         s = s * w + value
         q = q * w + value * value
@@ -157,6 +157,16 @@ local function seat(token, t, now, deadline, state)
     redis.call('ZADD', K_SEATS, deadline, token)
     if t.st == 'waiting' and t.seq then
         record('waited', now, now - t.j)
+        -- Of the k people ahead of this ticket when it joined, how many were let in
+        -- first (the rest dropped out): "ahead" sums that count, weighted by k. Line
+        -- admissions are counted in "line:admitted"; the ticket kept the count at join.
+        local before = redis.call('HINCRBY', K_STATS, 'line:admitted', 1) - 1
+        if t.k and t.k > 0 and t.c then
+            local first = before - t.c
+            if first >= 0 and first <= t.k then
+                record('ahead', now, first, t.k)
+            end
+        end
     end
     record('seat', now, nil)
     t.st, t.a = state, now
