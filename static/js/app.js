@@ -363,14 +363,22 @@
       list.replaceChildren.apply(list, items);
     }
 
-    function ended(frame) {
+    // The socket is over for good: an alert at the top of the page says why.
+    function stop(state, text) {
       stopped = true;
-      setState("ended", "Disconnected");
+      setState("ended", state);
       var box = document.createElement("section");
       box.className = "card flash flash-error";
       box.setAttribute("role", "alert");
       var p = document.createElement("p");
-      p.textContent = "Your seat has ended: " + frame.message + ".";
+      p.textContent = text;
+      box.append(p);
+      byId("main").prepend(box);
+      return box;
+    }
+
+    function ended(frame) {
+      var box = stop("Disconnected", "Your seat has ended: " + frame.message + ".");
       var again = document.createElement("a");
       again.className = "button primary";
       again.href = frame.rejoin;
@@ -378,8 +386,7 @@
       var lobby = document.createElement("a");
       lobby.href = frame.lobby;
       lobby.textContent = "Back to the lobby";
-      box.append(p, again, " ", lobby);
-      byId("main").prepend(box);
+      box.append(again, " ", lobby);
       if (socket) { socket.close(); }
     }
 
@@ -393,16 +400,8 @@
     // Over the visitor's cap of open sockets (all tabs, all servers): reconnecting
     // would only be refused again, so say why and stop.
     function refused(reason) {
-      stopped = true;
-      setState("ended", "Not connected");
-      var box = document.createElement("section");
-      box.className = "card flash flash-error";
-      box.setAttribute("role", "alert");
-      var p = document.createElement("p");
-      p.textContent = "This page could not connect: " + (reason || "too many open connections") +
-        ". Reload the page to try again.";
-      box.append(p);
-      byId("main").prepend(box);
+      stop("Not connected", "This page could not connect: " +
+        (reason || "too many open connections") + ". Reload the page to try again.");
     }
 
     function connect() {

@@ -68,6 +68,15 @@ class Server:
             answer: dict[str, Any] = json.load(reply)
             return answer
 
+    def delete(self, room: str) -> None:
+        """Deletes a room through the admin API."""
+        request = urllib.request.Request(
+            f"{self.url}/api/admin/rooms/{room}",
+            method="DELETE",
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+        )
+        urllib.request.urlopen(request, timeout=5).close()
+
     def visitor(self, name: str) -> HttpVisitor:
         return HttpVisitor(self, name)
 

@@ -215,3 +215,16 @@ def test_a_lost_poll_is_shown_and_retried(server: Any, room: Any, person: Any) -
     bob.unroute(re.compile(r"/line\?"))
     expect(status).to_have_text("Live: checked in just now")
     expect(bob.locator("#line-status .big")).to_have_text("1")
+
+
+def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person):
+    """When the seat ends under an open room page, the page says so and links back."""
+    name = room(capacity=1)
+    ann = person()
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    expect(ann.locator("#connection")).to_have_attribute("data-state", "live")
+    server.delete(name)
+    expect(ann.get_by_role("alert").first).to_contain_text("Your seat has ended")
+    expect(ann.get_by_role("link", name="Join again")).to_have_attribute("href", f"/rooms/{name}")
+    expect(ann.locator("#connection")).to_have_attribute("data-state", "ended")
