@@ -20,9 +20,7 @@ import os
 import re
 import selectors
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,22 +32,26 @@ from pathlib import Path
 from typing import Any
 
 import websocket
+from servers import HOST, free_port, spawn, stop, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
 ADMIN = "bench-admin"
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 class App:
+    """The app under gunicorn on its own embedded Redis (no REDIS_URL)."""
+
     def __init__(self, worker_class: str, workers: int, threads: int) -> None:
         self.dir = tempfile.mkdtemp(prefix="wr-bench-")
-        self.url = f"http://127.0.0.1:{free_port()}"
+        self.url = f"http://{HOST}:{free_port()}"
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         env.update(
             WEB_WORKER_CLASS=worker_class,
@@ -59,36 +61,20 @@ class App:
             WEBAPP_ADMIN_TOKEN=ADMIN,
             WEBAPP_SECRET_KEY="bench",
         )
-        self.log = open(Path(self.dir) / "gunicorn.log", "wb")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf"),
-                *("--bind", self.url.removeprefix("http://"), "webapp:create_app()"),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"{self.url}/api/rooms", timeout=1).close()
-                return
-            except OSError:
-                if self.process.poll() is not None:
-                    break
-                time.sleep(0.1)
-        self.stop()
-        raise SystemExit(f"gunicorn did not start; see {self.dir}/gunicorn.log")
+        log = Path(self.dir) / "gunicorn.log"
+        argv = [
+            *(sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf"),
+            *("--bind", self.url.removeprefix("http://"), "webapp:create_app()"),
+        ]
+        self.process = spawn(argv, log, env)
+        try:
+            wait_until(lambda: answers(f"{self.url}/api/rooms"), self.process, log)
+        except RuntimeError as error:
+            self.stop()
+            raise SystemExit(str(error)) from None
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
+        stop(self.process, timeout=15)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def call(
