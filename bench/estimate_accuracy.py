@@ -26,6 +26,7 @@ visitors offline.
 from __future__ import annotations
 
 import argparse
+import bisect
 import heapq
 import json
 import math
@@ -85,10 +86,12 @@ class Visitor:
     token: str
     joined: float
     quits_at: float
+    stays_for: float  # seconds in the seat, once claimed
     predicted: dict[str, tuple[float, float]]  # estimator -> (mean, sd) at join
     shown: dict[str, list[float]] = field(default_factory=dict)
     carried: str | None = None  # the smoothed figure the client hands back
     waited: float | None = None
+    offer: tuple[float, int] | None = None  # (time of the offer, line admissions at join)
     seen: tuple[float, int, dict[str, float]] | None = None  # (now, ahead, stats) at join
 
 
@@ -183,14 +186,24 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
         heapq.heappush(events, (when, order, kind, visitor))
 
     def seated(visitor: Visitor) -> None:
-        at(clock.now + scenario.seat_time(rng), "leave", visitor)
+        at(clock.now + visitor.stays_for, "leave", visitor)
 
     at(start, "arrive")
     at(start, "sweep")
     end = start + scenario.duration
     scored: list[Visitor] = []
     refused = lost = calls = 0
+    # The room's count of line admissions around each event that changed it, to score
+    # the share of people ahead who were let in (FIFO: those let in while one waits).
+    stats_key = rooms.room_keys(ROOM).stats
+    admissions: dict[float, tuple[int, int]] = {}  # event time -> count before, after
+    count = 0
     while events:
+        now_count = int(client.hget(stats_key, "line:admitted") or 0)
+        if now_count != count:
+            earlier = admissions.get(clock.now, (count, count))[0]
+            admissions[clock.now] = (earlier, now_count)
+            count = now_count
         clock.now, _, kind, visitor = heapq.heappop(events)
         t = clock.now - start
         if kind == "sweep":
@@ -201,8 +214,14 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
                 break
             continue
         if kind == "arrive":
+            # Every draw about a visitor is made here, whatever happens to them, so the
+            # same visitors arrive whatever the estimators do (common random numbers).
+            gap = rng.expovariate(scenario.arrival_rate(t))
+            gives_up = rng.random() < scenario.dropout_share(t)
+            patience = rng.expovariate(1.0 / scenario.patience)
+            stays_for = scenario.seat_time(rng)
             if clock.now < end:
-                at(clock.now + rng.expovariate(scenario.arrival_rate(t)), "arrive")
+                at(clock.now + gap, "arrive")
             calls += 1
             try:
                 standing = lobby.join(ROOM)
@@ -210,10 +229,8 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
                 refused += 1
                 continue
             ticket = standing.ticket
-            quits = math.inf
-            if rng.random() < scenario.dropout_share(t):
-                quits = clock.now + rng.expovariate(1.0 / scenario.patience)
-            new = Visitor(ticket.token, clock.now, quits, {})
+            quits = clock.now + patience if gives_up else math.inf
+            new = Visitor(ticket.token, clock.now, quits, stays_for, {})
             if ticket.seated:
                 seated(new)
                 continue
@@ -242,6 +259,7 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             if ticket.seated:
                 record = json.loads(client.hget(tickets_key, visitor.token) or "{}")
                 visitor.waited = float(record["a"]) - visitor.joined
+                visitor.offer = (float(record["a"]), int(record["c"]))
                 seated(visitor)
                 continue
             stats = lobby.stats(ROOM)
@@ -256,9 +274,30 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             calls += 1
             rooms.leave(ROOM, visitor.token)
     done = [v for v in scored if v.waited is not None and v.waited > 0]
+
+    times = sorted(admissions)
+
+    def first(v: Visitor) -> float | None:
+        """Of the people ahead at join, how many were let in first (the midpoint when
+        several were let in at the same instant)."""
+        if v.offer is None:
+            return None
+        # The ticket's time went through Lua's tostring (14 digits): the nearest event.
+        i = bisect.bisect_left(times, v.offer[0] - 0.001)
+        if i == len(times) or times[i] > v.offer[0] + 0.001:
+            return None
+        before, after = admissions[times[i]]
+        return (before + after - 1) / 2 - v.offer[1]
+
     results: dict[str, object] = {
         "dump": [
-            {"t": v.seen[0], "ahead": v.seen[1], "stats": v.seen[2], "waited": v.waited}
+            {
+                "t": v.seen[0],
+                "ahead": v.seen[1],
+                "stats": v.seen[2],
+                "waited": v.waited,
+                "first": first(v),
+            }
             for v in done
             if v.seen is not None
         ],

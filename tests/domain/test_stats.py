@@ -52,6 +52,20 @@ def test_release_rate_follows_a_change_of_pace(rooms, clock):
     assert 36 < 1 / rates(rooms, clock).service <= 40
 
 
+def test_release_statistics_are_also_kept_over_hours(rooms, clock):
+    """The long copies forget with TAU_LONG: after a change they still hold the old pace."""
+    seated = busy_room(rooms)
+    turn_over(rooms, clock, seated, hold=10, times=60)
+    turn_over(rooms, clock, seated, hold=40, times=45)
+    now = clock.now
+    recent = estimate.moments(rooms.stats("busy"), "hold", now)
+    longer = estimate.moments(rooms.stats("busy"), "hold.long", now, estimate.TAU_LONG)
+    assert longer.weight > 3 * recent.weight
+    assert recent.mean > 35 and 15 < longer.mean < 30
+    for event in ("occupied", "free"):
+        assert f"{event}.long:n" in rooms.stats("busy")
+
+
 def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock):
     """Seats that free with an empty line measure holds, not the rate the line moves at."""
     rooms.configure("quiet", {"capacity": 2})

@@ -126,6 +126,43 @@ def test_rates_decay_to_now():
     assert rates.service == pytest.approx(1 / 60)
 
 
+def hour_of_holds(mean: float, long_mean: float) -> dict[str, float]:
+    """Recent (TAU) and long (TAU_LONG) hold statistics of exponential-like holds."""
+    recent, longer = 100.0, 600.0
+    return {
+        "hold:n": recent, "hold:s": recent * mean, "hold:q": recent * 2 * mean**2,
+        "hold:t": 0.0, "hold.long:n": longer, "hold.long:s": longer * long_mean,
+        "hold.long:q": longer * 2 * long_mean**2, "hold.long:t": 0.0,
+    }  # fmt: skip
+
+
+def test_a_steady_pace_is_measured_over_the_longer_window():
+    """Both windows agree within noise: the longer one's rate, and its smaller error."""
+    rates = estimate.rates(hour_of_holds(mean=62.0, long_mean=60.0), now=0, capacity=20)
+    recent = estimate.releases_seen(hour_of_holds(62.0, 60.0), now=0, capacity=20)
+    assert rates is not None and recent is not None
+    assert 1 / rates.service == pytest.approx(3.0, rel=0.005)
+    assert rates.rate_error < recent.error / 4
+
+
+def test_a_change_of_pace_is_the_recent_windows_alone():
+    """The recent holds are twice the last hour's: far beyond noise, the recent rate."""
+    rates = estimate.rates(hour_of_holds(mean=120.0, long_mean=60.0), now=0, capacity=20)
+    recent = estimate.releases_seen(hour_of_holds(120.0, 60.0), now=0, capacity=20)
+    assert rates is not None and recent is not None
+    assert 1 / rates.service == pytest.approx(6.0, rel=0.001)
+    assert rates.rate_error == pytest.approx(recent.error, rel=0.01)
+
+
+def test_without_a_long_window_the_recent_one_counts():
+    """Statistics written before the long copies existed: the recent window as it is."""
+    figures = {k: v for k, v in hour_of_holds(60.0, 60.0).items() if ".long" not in k}
+    rates = estimate.rates(figures, now=0, capacity=20)
+    recent = estimate.releases_seen(figures, now=0, capacity=20)
+    assert rates is not None and recent is not None
+    assert (1 / rates.service, rates.rate_error) == (recent.gap, recent.error)
+
+
 def test_unknown_until_enough_holds():
     """With fewer finished holds than MIN_HOLDS the wait is unknown (null)."""
     few = stats(hold_n=estimate.MIN_HOLDS - 1, hold_s=240, hold_q=14400, hold_t=0)

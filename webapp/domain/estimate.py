@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 TAU = 600.0  # seconds: the decay time constant of room_lib.lua
+TAU_LONG = 3600.0  # seconds: ... of its long copies of the release statistics (".long")
 MIN_HOLDS = 5.0  # fewer (decayed) finished seat holds than this: the wait is unknown
 PRIOR_WEIGHT = 20.0  # c2 and cs2 are pulled toward the Markovian 1 as if by this many samples
 MIN_AHEAD_SEEN = 20.0  # people-ahead observed before the realized share to stay is used
@@ -68,10 +69,10 @@ class Rates(NamedTuple):
     rate_error: float  # relative variance of ``service`` (it is measured, not known)
 
 
-def moments(stats: Mapping[str, float], event: str, now: float) -> Moments:
+def moments(stats: Mapping[str, float], event: str, now: float, tau: float = TAU) -> Moments:
     """The decayed figures of one event kind, decayed on to ``now``."""
     last = stats.get(f"{event}:t", now)
-    w = math.exp(-max(now - last, 0.0) / TAU)
+    w = math.exp(-max(now - last, 0.0) / tau)
     return Moments(
         stats.get(f"{event}:n", 0.0) * w,
         stats.get(f"{event}:s", 0.0) * w,
@@ -84,8 +85,21 @@ def markovian(weight: float, measured: float) -> float:
     return (weight * measured + PRIOR_WEIGHT) / (weight + PRIOR_WEIGHT)
 
 
-def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None:
-    """The room's release rate, its variability and the chance to stay; None if unknown.
+class Releases(NamedTuple):
+    """How fast a full room frees seats, as measured over one window of the past."""
+
+    gap: float  # mean seconds between releases (1 / mu)
+    c2: float  # squared coefficient of variation of the gaps between releases
+    cs2: float  # squared coefficient of variation of seat holding times
+    error: float  # relative variance of ``gap`` (it is measured, not known)
+    scatter: float  # the same from the variability measured alone (no Markovian prior)
+
+
+def releases_seen(
+    stats: Mapping[str, float], now: float, capacity: int, suffix: str = "", tau: float = TAU
+) -> Releases | None:
+    """The release rate measured by the statistics ``hold``, ``occupied`` and ``free``
+    (with ``suffix``: the long copies), decayed with ``tau``; None below MIN_HOLDS.
 
     The mean gap between releases is measured two ways, combined by their precision
     (samples / squared variation): the gaps between releases while people wait ("free":
@@ -95,24 +109,74 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     room that just filled up with fresh holds does not look faster than it is). Both
     count the same releases, so together they know no more than the larger count n: the
     rate's relative variance is that of a count of n releases, long_run / (2 n), 2 n
-    being the effective sample size of n exponentially decayed samples. The chance to
-    stay is what joiners experienced: of the people ahead of each admitted joiner, the
-    share let in before it ("ahead", weighted by their number); until enough of those
-    are seen, the share of time spent in line by people who were then admitted.
+    being the effective sample size of n exponentially decayed samples.
     """
-    hold = moments(stats, "hold", now)
+    hold = moments(stats, "hold" + suffix, now, tau)
     if hold.weight < MIN_HOLDS or hold.mean <= 0 or capacity <= 0:
         return None
     cs2 = markovian(hold.weight, hold.variance / hold.mean**2)
     mean_gap, c2 = hold.mean / capacity, 1.0
-    held = moments(stats, "occupied", now)
+    held = moments(stats, "occupied" + suffix, now, tau)
     if held.total > 0:  # seat-seconds per finished hold: no bias while the room fills up
         mean_gap = held.total / hold.weight / capacity
-    gaps = moments(stats, "free", now)
+    gaps = moments(stats, "free" + suffix, now, tau)
     if gaps.weight > 0 and gaps.mean > 0:
         c2 = markovian(gaps.weight, gaps.variance / gaps.mean**2)
         by_holds, by_gaps = hold.weight / cs2, gaps.weight / c2
         mean_gap = (mean_gap * by_holds + gaps.mean * by_gaps) / (by_holds + by_gaps)
+    # A mean under exponentially decaying weights is worth twice its decayed count of
+    # samples: (sum of w)**2 / (sum of w**2) = 2 n for a steady stream. The rate counts
+    # releases per seat-second, so its error is that of a count of releases.
+    count = 2.0 * max(hold.weight, gaps.weight)
+    scatter = long_run_c2(hold.variance / hold.mean**2, capacity) / count
+    return Releases(mean_gap, c2, cs2, long_run_c2(cs2, capacity) / count, scatter)
+
+
+def steadier(recent: Releases, longer: Releases | None) -> Releases:
+    """The recent release rate, moved toward the longer window's as far as the two agree.
+
+    The longer window holds more releases, so it is the better measure while the pace
+    holds, and the wrong one after a change. The two log gaps differ by ``shift``; were
+    the pace unchanged, by noise of about the recent window's relative variance as its
+    own releases scatter (``scatter``: without the Markovian prior, so regular holds
+    that change show as a change at once). The longer window is trusted by
+    1 / (1 + (z / 3)**8), z the shift in units of that noise: 0.96 at two sd, 0.5 at
+    three, 0.09 at four, 0.02 at five. Noise alone rarely goes past three sd, and a
+    real change of pace soon does, so it is followed at the recent window's speed.
+    """
+    if longer is None:
+        return recent
+    shift = math.log(longer.gap / recent.gap)
+    if shift == 0.0:
+        return recent
+    z2 = shift * shift / recent.scatter if recent.scatter > 0 else math.inf
+    trust = 1.0 / (1.0 + (z2 / 9.0) ** 4)
+
+    def blend(mine: float, theirs: float) -> float:
+        return mine + trust * (theirs - mine)
+
+    return Releases(
+        recent.gap * math.exp(trust * shift),
+        blend(recent.c2, longer.c2),
+        blend(recent.cs2, longer.cs2),
+        blend(recent.error, longer.error),
+        recent.scatter,
+    )
+
+
+def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None:
+    """The room's release rate, its variability and the chance to stay; None if unknown.
+
+    The release rate is the recent one (``releases_seen``), moved toward that of the
+    last hours while the two agree (``steadier``). The chance to stay is what joiners
+    experienced: of the people ahead of each admitted joiner, the share let in before it
+    ("ahead", weighted by their number); until enough of those are seen, the share of
+    time spent in line by people who were then admitted.
+    """
+    recent = releases_seen(stats, now, capacity)
+    if recent is None:
+        return None
+    seen = steadier(recent, releases_seen(stats, now, capacity, ".long", TAU_LONG))
     stay = 1.0
     ahead = moments(stats, "ahead", now)
     dropped, seated = moments(stats, "abandon", now), moments(stats, "waited", now)
@@ -120,11 +184,7 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
         stay = min(max(ahead.total / ahead.weight, 0.0), 1.0)
     elif dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
         stay = seated.total / (dropped.total + seated.total)
-    # A mean under exponentially decaying weights is worth twice its decayed count of
-    # samples: (sum of w)**2 / (sum of w**2) = 2 n for a steady stream. The rate counts
-    # releases per seat-second, so its error is that of a count of releases.
-    error = long_run_c2(cs2, capacity) / (2.0 * max(hold.weight, gaps.weight))
-    return Rates(1.0 / mean_gap, c2, cs2, stay, capacity, error)
+    return Rates(1.0 / seen.gap, seen.c2, seen.cs2, stay, capacity, seen.error)
 
 
 def releases(ahead: int, stay: float) -> tuple[float, float]:

@@ -24,6 +24,8 @@ local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3],
 local K_TICKETS, K_IDENT, K_ENDED, K_STATS = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 
 local TAU = 600            -- seconds: statistics forget the past with this time constant
+local TAU_LONG = 3600      -- seconds: ... and the long copies of the release statistics
+local LONG = {hold = true, occupied = true, free = true}
 local RETAIN = 3600        -- seconds an ended ticket is remembered (410, not 404)
 local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (a bound)
 local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
@@ -67,15 +69,15 @@ local function put_ticket(token, t)
     redis.call('HSET', K_TICKETS, token, cjson.encode(t))
 end
 
--- Time-decayed count, sum and sum of squares of one kind of event. The weight of an
--- observation made d seconds ago is exp(-d / TAU), so the figures follow a change of
--- pace within minutes. "<ev>:t" is the time of the last event of that kind.
-local function record(ev, now, value, weight)
+-- Time-decayed count, sum and sum of squares of one kind of event, under the field
+-- prefix `ev`. The weight of an observation made d seconds ago is exp(-d / tau).
+-- "<ev>:t" is the time of the last event of that kind.
+local function accumulate(ev, now, value, weight, tau)
     local f = redis.call('HMGET', K_STATS, ev .. ':n', ev .. ':s', ev .. ':q', ev .. ':t')
     local n, s, q, last = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4])
     local w = 1
     if last and now > last then
-        w = math.exp(-(now - last) / TAU)
+        w = math.exp(-(now - last) / tau)
     end
     n = n * w + (weight or 1)
     if value then
@@ -85,6 +87,16 @@ local function record(ev, now, value, weight)
     redis.call('HSET', K_STATS, ev .. ':n', tostring(n), ev .. ':s', tostring(s),
         ev .. ':q', tostring(q), ev .. ':t', tostring(math.max(now, last or now)))
     return last
+end
+
+-- Records an event in the statistics, forgetting with TAU so the figures follow a
+-- change of pace within minutes. The events that measure how fast seats free up are
+-- also kept as "<ev>.long", forgetting with TAU_LONG: more samples while the pace holds.
+local function record(ev, now, value, weight)
+    if LONG[ev] then
+        accumulate(ev .. '.long', now, value, weight, TAU_LONG)
+    end
+    return accumulate(ev, now, value, weight, TAU)
 end
 
 -- Records an event whose value is the gap since the previous event of its kind.
