@@ -111,9 +111,27 @@ def test_max_wait_refuses_joins_whose_estimated_wait_is_too_long(rooms, lobby, c
     rooms.configure("busy", {"max_wait_seconds": 25})
     assert rooms.summary("busy").waiting == 1
     assert lobby.join("busy").ticket.position == 2
-    with pytest.raises(JoinRefused):
+    with pytest.raises(JoinRefused) as refused:
         lobby.join("busy")
     assert rooms.summary("busy").waiting == 2
+    assert refused.value.retry_after == 10  # one must leave the line: one release
+
+
+def test_retry_after_is_the_time_for_the_line_to_shorten(rooms, lobby, clock):
+    """A refused joiner is told to come back when enough of the line has gone in."""
+    seated = busy_room(rooms, max_line_length=4)
+    turn_over(rooms, clock, seated, hold=10, times=30)
+    for _ in range(3):
+        lobby.join("busy")
+    with pytest.raises(JoinRefused) as full:
+        lobby.join("busy")
+    assert rooms.summary("busy").waiting == 4
+    assert full.value.retry_after == 10
+    rooms.configure("busy", {"max_line_length": 2})
+    lobby.forget("busy")
+    with pytest.raises(JoinRefused) as fuller:
+        lobby.join("busy")
+    assert fuller.value.retry_after == 30  # three of the four must go in first
 
 
 def test_lobby_estimate_and_poll_interval(rooms, lobby, clock):

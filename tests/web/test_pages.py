@@ -241,7 +241,9 @@ def test_admission_control_is_503_with_retry_after(make_visitor: Any, make_room:
     make_visitor("Bob").get("/rooms/hall")
     page = make_visitor("Cy").get("/rooms/hall")
     assert page.status_code == 503 and page.headers["Retry-After"] == "60"
-    assert "The line is too long right now" in page.get_data(as_text=True)
+    text = page.get_data(as_text=True)
+    assert "The line is too long right now" in text
+    assert "come back in about a minute or two" in text
 
 
 def test_api_is_exempt_from_csrf(visitor: Any, make_room: Any) -> None:

@@ -250,6 +250,17 @@ def max_ahead_for(room: Rates | None, max_wait: float) -> int | None:
     return lo
 
 
+def retry_after(room: Rates | None, excess: int) -> int:
+    """Seconds a refused joiner should wait before trying again: until ``excess`` people
+    have left the line. Each leaves it through a seat release with the chance to stay,
+    so that takes about ``excess * stay`` releases (at least one). Within 5 s and 10
+    minutes; 60 s while the rate is unknown."""
+    if room is None:
+        return 60
+    needed = max(excess * room.stay, 1.0)
+    return round(min(max(needed / room.service, 5.0), 600.0))
+
+
 def poll_after(dropout_seconds: float, position: int, estimate: Estimate | None) -> float:
     """Seconds within which a waiting visitor must check in again.
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from webapp.domain import estimate
-from webapp.domain.rooms import RoomNotFound, RoomSettings, Ticket, WaitingRooms
+from webapp.domain.rooms import JoinRefused, RoomNotFound, RoomSettings, Ticket, WaitingRooms
 
 
 class Standing(NamedTuple):
@@ -83,11 +83,19 @@ class Lobby:
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
         cached = self._room(room)
         max_ahead = None
+        rates = self.rates(room, self._wall())
         if cached.settings is not None and cached.settings.max_wait_seconds is not None:
-            max_ahead = estimate.max_ahead_for(
-                self.rates(room, self._wall()), cached.settings.max_wait_seconds
-            )
-        ticket = self.rooms.join(room, identity=identity, name=name, max_ahead=max_ahead)
+            max_ahead = estimate.max_ahead_for(rates, cached.settings.max_wait_seconds)
+        try:
+            ticket = self.rooms.join(room, identity=identity, name=name, max_ahead=max_ahead)
+        except JoinRefused as refused:
+            # How many must leave the line before a join passes, and how long that takes.
+            limits = [max_ahead] if max_ahead is not None else []
+            if cached.settings is not None and cached.settings.max_line_length is not None:
+                limits.append(cached.settings.max_line_length - 1)
+            excess = refused.waiting - min(limits, default=refused.waiting - 1)
+            refused.retry_after = estimate.retry_after(rates, excess)
+            raise
         return self.standing(room, ticket)
 
     def check_in(self, room: str, token: str, shown: str | None = None) -> Standing:

@@ -64,11 +64,13 @@ class NotSeated(RoomError):
 
 
 class JoinRefused(RoomError):
-    """Admission control: the line is too long, or the wait would be."""
+    """Admission control: the line is too long, or the wait would be. ``waiting`` is the
+    line's length at the refusal; ``retry_after`` a hint in seconds."""
 
-    def __init__(self, message: str, retry_after: int) -> None:
+    def __init__(self, message: str, retry_after: int, waiting: int = 0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.waiting = waiting
 
 
 def public_id(token: str) -> str:
@@ -259,9 +261,10 @@ class WaitingRooms:
         if code == "not_seated":
             raise NotSeated("this ticket does not hold a seat")
         if code == "full":
-            raise JoinRefused("the line is full; please try again later", retry_after=60)
+            raise JoinRefused("the line is full; please try again later", 60, ticket.waiting)
         if code == "too_long":
-            raise JoinRefused("the wait is too long right now; please try again later", 60)
+            message = "the wait is too long right now; please try again later"
+            raise JoinRefused(message, 60, ticket.waiting)
         raise RuntimeError(f"unexpected reply {code!r} from the room script")
 
     # -- rooms ---------------------------------------------------------------

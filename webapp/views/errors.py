@@ -10,6 +10,8 @@ from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
+from webapp.domain.estimate import Estimate
+from webapp.views.pages import wait_words
 
 log = logging.getLogger(__name__)
 
@@ -33,21 +35,24 @@ def error_response(
     message: str,
     headers: dict[str, str] | None = None,
     outage: bool = False,
+    retry: str = "",
 ) -> ResponseReturnValue:
-    """JSON under /api/, else the friendly page (``outage``: we are down, not the line)."""
+    """JSON under /api/, else the friendly page (``outage``: we are down, not the line;
+    ``retry``: when to come back, in words)."""
     if wants_json():
         return jsonify(error=message), status, headers or {}
-    page = render_template("error.html", status=status, message=message, outage=outage)
+    page = render_template("error.html", status=status, message=message, outage=outage, retry=retry)
     return page, status, headers or {}
 
 
 def init_app(app: Flask) -> None:
     @app.errorhandler(engine.RoomError)
     def room_error(error: engine.RoomError) -> ResponseReturnValue:
-        headers = {}
+        headers, retry = {}, ""
         if isinstance(error, engine.JoinRefused):
             headers["Retry-After"] = str(error.retry_after)
-        return error_response(STATUS.get(type(error), 400), str(error), headers)
+            retry = wait_words(Estimate(error.retry_after, 0.0), "open")
+        return error_response(STATUS.get(type(error), 400), str(error), headers, retry=retry)
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:
