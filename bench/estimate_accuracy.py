@@ -114,7 +114,7 @@ def scenarios(quick: bool) -> list[Scenario]:
     # verdict not to depend on the seed.
     span = warm + (1800.0 if quick else 10800.0)  # the statistics' TAU is 600 s
     cycle = 1800.0  # the burst scenario: one burst per cycle, then the line drains
-    bursts = 2 if quick else 12
+    bursts = 2 if quick else 36
     return [
         Scenario(
             "steady, exponential seats",

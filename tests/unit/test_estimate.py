@@ -137,12 +137,17 @@ def hour_of_holds(mean: float, long_mean: float) -> dict[str, float]:
 
 
 def test_a_steady_pace_is_measured_over_the_longer_window():
-    """Both windows agree within noise: the longer one's rate, and its smaller error."""
-    rates = estimate.rates(hour_of_holds(mean=62.0, long_mean=60.0), now=0, capacity=20)
-    recent = estimate.releases_seen(hour_of_holds(62.0, 60.0), now=0, capacity=20)
-    assert rates is not None and recent is not None
+    """Both windows agree within noise: the longer one's rate; its error is the longer
+    one's and the windows' squared difference (small changes of pace look like noise)."""
+    figures = hour_of_holds(mean=62.0, long_mean=60.0)
+    rates = estimate.rates(figures, now=0, capacity=20)
+    recent = estimate.releases_seen(figures, now=0, capacity=20)
+    longer = estimate.releases_seen(figures, 0, 20, ".long", estimate.TAU_LONG)
+    assert rates is not None and recent is not None and longer is not None
     assert 1 / rates.service == pytest.approx(3.0, rel=0.005)
-    assert rates.rate_error < recent.error / 4
+    shift = math.log(60 / 62)
+    assert rates.rate_error == pytest.approx(longer.error + shift**2, rel=0.01)
+    assert rates.rate_error < recent.error / 2
 
 
 def test_a_change_of_pace_is_the_recent_windows_alone():

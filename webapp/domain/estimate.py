@@ -143,6 +143,9 @@ def steadier(recent: Releases, longer: Releases | None) -> Releases:
     1 / (1 + (z / 3)**8), z the shift in units of that noise: 0.96 at two sd, 0.5 at
     three, 0.09 at four, 0.02 at five. Noise alone rarely goes past three sd, and a
     real change of pace soon does, so it is followed at the recent window's speed.
+    The error of the rate so taken is the longer window's plus the squared shift: a
+    small change of pace cannot be told from noise, so the two windows' difference is
+    part of what the rate may be off by.
     """
     if longer is None:
         return recent
@@ -159,7 +162,7 @@ def steadier(recent: Releases, longer: Releases | None) -> Releases:
         recent.gap * math.exp(trust * shift),
         blend(recent.c2, longer.c2),
         blend(recent.cs2, longer.cs2),
-        blend(recent.error, longer.error),
+        blend(recent.error, longer.error + shift * shift),
         recent.scatter,
     )
 
