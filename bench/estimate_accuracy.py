@@ -27,15 +27,13 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import contextlib
 import heapq
 import json
 import math
 import random
-import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,10 +46,11 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from servers import start_redis
+
 from webapp.domain import estimate
 from webapp.domain.lobby import Lobby
 from webapp.domain.rooms import JoinRefused, TicketGone, WaitingRooms
-from webapp.redis.connection import redis_server_binary
 from webapp.redis.keys import Keys
 
 ROOM = "bench"
@@ -348,33 +347,6 @@ def rose(figures: list[float]) -> bool:
     return False
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_redis(directory: str) -> tuple[subprocess.Popen[bytes], redis.Redis]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            *(redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1"),
-            *("--save", "", "--appendonly", "no", "--dir", directory),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port, decode_responses=True)
-    for _ in range(200):
-        try:
-            client.ping()
-            return proc, client
-        except redis.ConnectionError:
-            time.sleep(0.025)
-    proc.terminate()
-    raise SystemExit("redis-server did not start")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="less simulated time")
@@ -384,10 +356,11 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="scenarios run at once")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop redis-server
-    directory = tempfile.mkdtemp(prefix="wr-bench-")
-    proc, client = start_redis(directory)
     failures = []
-    try:
+    with contextlib.ExitStack() as stack:
+        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="wr-bench-")))
+        port, _ = start_redis(stack, directory)
+        client = stack.enter_context(redis.Redis(port=port, decode_responses=True))
         print(f"redis {client.info('server')['redis_version']}, seed {args.seed}")
         header = (
             f"{'scenario':36} {'estimator':9} {'MdAPE':>7} {'bias':>7} {'in±1sd':>7} {'grew':>6}"
@@ -399,7 +372,6 @@ def main() -> int:
             for i, scenario in enumerate(scenarios(args.quick))
             if not args.only or args.only in scenario.name
         ]
-        port = client.connection_pool.connection_kwargs["port"]
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             runs = {i: pool.submit(run, port, i, args.quick, args.seed) for i in chosen}
             outs = {i: job.result() for i, job in runs.items()}
@@ -424,11 +396,6 @@ def main() -> int:
                 failures.append(f"{scenario.name}: ±1sd band holds {ours[2]:.0%}")  # type: ignore[index]
             if scenario.steady and not ours[0] < 0.25:  # type: ignore[index]
                 failures.append(f"{scenario.name}: median error {ours[0]:.0%}")  # type: ignore[index]
-    finally:
-        client.close()
-        proc.terminate()
-        proc.wait(timeout=10)
-        shutil.rmtree(directory, ignore_errors=True)
     print("bar met" if not failures else "BAR MISSED: " + "; ".join(failures))
     return 0 if not failures else 1
 
