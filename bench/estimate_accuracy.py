@@ -17,8 +17,8 @@ measured holding times, sd from Poisson departures; shown unsmoothed).
 
 Scenarios run two at a time (``--jobs``), each in its own process, on one Redis.
 ``--dump PREFIX`` writes, per scenario, every scored visitor's statistics at join, the
-people ahead and the wait they had, so other estimators can be scored on the very same
-visitors offline.
+people ahead, how many of them were let in first and the wait they had, so other
+estimators can be scored on the very same visitors offline.
 
     .venv/bin/python bench/estimate_accuracy.py [--quick] [--seed N] [--jobs N]
 """

@@ -150,9 +150,9 @@ def steadier(recent: Releases, longer: Releases | None) -> Releases:
     if longer is None:
         return recent
     shift = math.log(longer.gap / recent.gap)
-    if shift == 0.0:
-        return recent
     z2 = shift * shift / recent.scatter if recent.scatter > 0 else math.inf
+    if shift == 0.0:
+        z2 = 0.0  # the windows agree exactly (even where the holds do not scatter)
     trust = 1.0 / (1.0 + (z2 / 9.0) ** 4)
 
     def blend(mine: float, theirs: float) -> float:

@@ -81,19 +81,22 @@ class Lobby:
         return estimate.rates(cached.stats, now, cached.settings.capacity)
 
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
-        cached = self._room(room)
+        settings = self._room(room).settings
         max_ahead = None
-        rates = self.rates(room, self._wall())
-        if cached.settings is not None and cached.settings.max_wait_seconds is not None:
-            max_ahead = estimate.max_ahead_for(rates, cached.settings.max_wait_seconds)
+        rates = None  # only a room with a max_wait_seconds needs them before the join
+        if settings is not None and settings.max_wait_seconds is not None:
+            rates = self.rates(room, self._wall())
+            max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
         try:
             ticket = self.rooms.join(room, identity=identity, name=name, max_ahead=max_ahead)
         except JoinRefused as refused:
             # How many must leave the line before a join passes, and how long that takes.
             limits = [max_ahead] if max_ahead is not None else []
-            if cached.settings is not None and cached.settings.max_line_length is not None:
-                limits.append(cached.settings.max_line_length - 1)
+            if settings is not None and settings.max_line_length is not None:
+                limits.append(settings.max_line_length - 1)
             excess = refused.waiting - min(limits, default=refused.waiting - 1)
+            if rates is None:
+                rates = self.rates(room, self._wall())
             refused.retry_after = estimate.retry_after(rates, excess)
             raise
         return self.standing(room, ticket)
