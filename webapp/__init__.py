@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from webapp import config
 from webapp.domain.chat import Chats
@@ -22,37 +23,53 @@ from webapp.domain.connections import ConnectionLimits
 from webapp.domain.lobby import Lobby
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
+from webapp.jsonio import OrjsonProvider
 from webapp.redis.connection import connect, ensure_redis_url
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+
+
+def _shipped(name: str) -> str:
+    """``templates`` or ``static``: inside the installed package (a wheel ships them
+    there), else beside the package in a source checkout."""
+    packaged = HERE / name
+    return str(packaged if packaged.is_dir() else HERE.parent / name)
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "static"),
+        template_folder=_shipped("templates"),
+        static_folder=_shipped("static"),
     )
-    app.config.from_object(config.Defaults)
-    app.config.from_prefixed_env("WEBAPP")
-    if test_config:
-        app.config.update(test_config)
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    config.load(app.config, test_config)
+    app.json = OrjsonProvider(app)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if app.config["PROXY_COUNT"]:
+        hops = int(app.config["PROXY_COUNT"])
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops)  # type: ignore[method-assign]
 
     data_dir = Path(app.config["DATA_DIR"])
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = _stored_secret(data_dir)
     url = app.config["REDIS_URL"] or ensure_redis_url(data_dir)
+    app.config["REDIS_URL"] = url
     log.info("Redis: %s", _redacted(url))
 
-    client = connect(url)
+    client = connect(
+        url,
+        socket_timeout=float(app.config["REDIS_SOCKET_TIMEOUT"]),
+        connect_timeout=float(app.config["REDIS_CONNECT_TIMEOUT"]),
+    )
     keys = Keys(app.config["REDIS_PREFIX"])
-    rooms = WaitingRooms(client, keys, clock=app.config["CLOCK"])
+    sweep_every = float(app.config["SWEEP_INTERVAL"] or 0)
+    rooms = WaitingRooms(client, keys, clock=app.config["CLOCK"], sweep_every=sweep_every)
     chats = Chats(client, keys)
     app.extensions["redis"] = client
+    app.extensions["scripts"] = Scripts(client)
     app.extensions["rooms"] = rooms
     app.extensions["lobby"] = Lobby(rooms, refresh=app.config["STATS_REFRESH"])
     app.extensions["chats"] = chats
@@ -66,17 +83,18 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     from webapp import security
     from webapp.realtime import Hub
-    from webapp.views import api, errors, pages, ws
+    from webapp.views import api, errors, health, pages, ws
 
     errors.init_app(app)
     security.init_app(app, exempt=[api.bp])  # the API takes tokens, never cookies
+    app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
     app.extensions["hub"] = Hub(client, keys)
     app.register_blueprint(pages.bp)
     ws.init_app(app)
 
-    if app.config["SWEEP_INTERVAL"]:
-        sweeper = Sweeper(rooms, float(app.config["SWEEP_INTERVAL"]), chats=chats)
+    if sweep_every:
+        sweeper = Sweeper(rooms, sweep_every, chats=chats)
         sweeper.start()
         app.extensions["sweeper"] = sweeper
     return app

@@ -1,10 +1,23 @@
-"""Defaults. Each can be set from the environment as ``WEBAPP_<NAME>`` (Flask's
-``from_prefixed_env``: values are parsed as JSON when they can be), or by the mapping a
-test passes to ``create_app``. ``REDIS_URL`` (no prefix) names an external Redis."""
+"""Defaults, and how settings are read: each can be set from the environment as
+``WEBAPP_<NAME>`` (Flask's ``from_prefixed_env``: values are parsed as JSON when they
+can be, so ``WEBAPP_SWEEP_INTERVAL=0.5`` is a number), or by the mapping a test passes
+to ``create_app``. Secrets are the exception: they are read as text, exactly as given.
+``REDIS_URL`` (no prefix) names an external Redis."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import os
+from collections.abc import Mapping, MutableMapping
+from typing import Any, ClassVar
+
+from flask import Config
+
+SECRETS = ("SECRET_KEY", "ADMIN_TOKEN")  # never parsed: "1e3" or "null" is a password too
+MIN_TOKEN_LENGTH = 16
+
+
+class ConfigError(RuntimeError):
+    """A setting the app refuses to start with."""
 
 
 class Defaults:
@@ -12,7 +25,10 @@ class Defaults:
     ADMIN_TOKEN: str | None = None  # unset: no admin access at all
     REDIS_URL: str | None = None  # unset: an embedded redis-server under DATA_DIR
     REDIS_PREFIX = "wr"
+    REDIS_SOCKET_TIMEOUT = 1.0  # seconds a Redis call may take before the app gives up
+    REDIS_CONNECT_TIMEOUT = 0.5  # seconds to open a connection to Redis
     DATA_DIR = "var"
+    PROXY_COUNT = 0  # reverse proxies in front whose X-Forwarded-* headers are trusted
     SWEEP_INTERVAL = 1.0  # seconds between background sweeps of every room (0 = off)
     STATS_REFRESH = 1.0  # seconds a process caches a room's statistics
     MAX_CONNECTIONS_PER_USER = 5  # open room websockets per visitor, across all servers
@@ -22,9 +38,41 @@ class Defaults:
     CLOCK = None  # tests inject a callable returning seconds; None = Redis TIME
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"
+    SESSION_COOKIE_SECURE = False  # True behind HTTPS: also sends Strict-Transport-Security
+    # Wrong admin credentials allowed per client address (flask-limiter's notation)
+    ADMIN_FAILURE_LIMIT = "10 per 15 minutes"
     # Browser pages and the room websocket (issue 3)
     WTF_CSRF_TIME_LIMIT = None  # the token lives as long as the session: a long wait is fine
     WS_BEAT_SECONDS = 5.0  # a live room socket renews its seat this often
     WS_REFRESH_SECONDS = 10.0  # safety net: resend the room's figures this often
     WS_ALLOWED_ORIGINS: tuple[str, ...] = ()  # extra origins allowed besides the page's own
     SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {"ping_interval": 15, "max_message_size": 16384}
+
+
+def load(config: Config, overrides: Mapping[str, Any] | None = None) -> None:
+    """Defaults, then the environment, then ``overrides``; refuses bad secrets."""
+    config.from_object(Defaults)
+    config.from_prefixed_env("WEBAPP")
+    for name in SECRETS:
+        raw = os.environ.get(f"WEBAPP_{name}")
+        if raw is not None:
+            config[name] = raw
+    if overrides:
+        config.update(overrides)
+    check_secrets(config)
+
+
+def check_secrets(config: MutableMapping[str, Any]) -> None:
+    for name in SECRETS:
+        value = config.get(name)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"WEBAPP_{name} must be text")
+        if value == "":
+            config[name] = None  # set but empty: the same as unset
+    token = config.get("ADMIN_TOKEN")
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise ConfigError(
+            f"WEBAPP_ADMIN_TOKEN is {len(token)} characters long; it must be at least "
+            f"{MIN_TOKEN_LENGTH}. Make one with: "
+            "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )

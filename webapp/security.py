@@ -1,5 +1,5 @@
-"""Browser security: CSRF on every form and htmx POST, headers on every response, and
-the Origin check of the websocket handshake.
+"""Browser security: CSRF on every form and htmx POST, headers on every response, the
+Origin check of the websocket handshake, and the throttle on wrong admin credentials.
 
 The JSON API under /api/ is exempt from CSRF: it takes bearer tokens and ticket tokens
 in the URL, never cookies, so a foreign page gains nothing by posting to it.
@@ -7,14 +7,26 @@ in the URL, never cookies, so a foreign page gains nothing by posting to it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, render_template
+from flask import Blueprint, Flask, Response, current_app, render_template, request
 from flask.typing import ResponseReturnValue
+from flask_limiter import Limiter, RateLimitExceeded
+from flask_limiter.util import get_remote_address
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
+log = logging.getLogger(__name__)
 csrf = CSRFProtect()
+# Counted in Redis (every worker and host agrees), per client address, and only for
+# refused credentials: an admin at work is never slowed down.
+limiter = Limiter(key_func=get_remote_address, strategy="moving-window")
+HSTS = "max-age=31536000; includeSubDomains"
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 # No 'unsafe-inline' and no 'unsafe-eval': every script and style is a file under
 # /static, and htmx runs with allowEval off (templates/base.html, meta htmx-config).
@@ -45,10 +57,23 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)
+    app.config.setdefault("RATELIMIT_STORAGE_URI", limits_storage_uri(app.config["REDIS_URL"]))
+    app.config.setdefault(
+        "RATELIMIT_STORAGE_OPTIONS",
+        {
+            "socket_timeout": float(app.config["REDIS_SOCKET_TIMEOUT"]),
+            "socket_connect_timeout": float(app.config["REDIS_CONNECT_TIMEOUT"]),
+        },
+    )
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", f"{app.config['REDIS_PREFIX']}:limits")
+    limiter.init_app(app)
+    headers = dict(HEADERS)
+    if app.config["SESSION_COOKIE_SECURE"]:
+        headers["Strict-Transport-Security"] = HSTS
 
     @app.after_request
     def security_headers(response: Response) -> Response:
-        for name, value in HEADERS.items():
+        for name, value in headers.items():
             response.headers.setdefault(name, value)
         return response
 
@@ -58,8 +83,43 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
         return render_template("error.html", status=400, message=message), 400
 
 
-def same_origin(origin: str | None, host: str, allowed: Iterable[str] = ()) -> bool:
-    """Whether a websocket handshake's Origin may use this visitor's session.
+def credential_failures(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorates the views that check admin credentials: past ``ADMIN_FAILURE_LIMIT``
+    refusals (401) from one client address, in every view of ``scope``, they answer 429
+    with ``Retry-After`` until the oldest refusal leaves the window."""
+    return limiter.shared_limit(
+        lambda: str(current_app.config["ADMIN_FAILURE_LIMIT"]),
+        scope=scope,
+        deduct_when=lambda response: response.status_code == 401,
+    )
+
+
+def refused_credentials(what: str) -> None:
+    """Logs a refused credential with the client's address (fail2ban can read it)."""
+    log.warning(
+        "refused %s from %s on %s %s", what, request.remote_addr, request.method, request.path
+    )
+
+
+def throttled(error: RateLimitExceeded) -> tuple[str, dict[str, str]]:
+    """The message and headers of a 429: how long until the next try is counted."""
+    current = limiter.current_limit
+    wait = current.reset_at - time.time() if current is not None else 60
+    log.warning("throttled %s on %s %s", request.remote_addr, request.method, request.path)
+    message = "too many wrong credentials from your address; please try again later"
+    return message, {"Retry-After": str(max(math.ceil(wait), 1))}
+
+
+def limits_storage_uri(redis_url: str) -> str:
+    """The app's Redis in the notation of the ``limits`` library."""
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url.removeprefix("unix://")
+    return redis_url
+
+
+def same_origin(origin: str | None, scheme: str, host: str, allowed: Iterable[str] = ()) -> bool:
+    """Whether a websocket handshake's Origin may use this visitor's session: the same
+    scheme, host and port as the page (``scheme`` and ``host`` of the request).
 
     Browsers always send Origin on a websocket handshake, so a missing one is a
     non-browser client, which cannot borrow a visitor's cookies anyway.
@@ -68,5 +128,17 @@ def same_origin(origin: str | None, host: str, allowed: Iterable[str] = ()) -> b
         return True
     if origin in allowed:
         return True
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+    page = _origin(f"{scheme}://{host}")
+    return page is not None and _origin(origin) == page
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) with the default port filled in; None if unparsable."""
+    try:
+        parts = urlsplit(url.lower())
+        scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+        if scheme not in ("http", "https") or not parts.hostname:
+            return None
+        return scheme, parts.hostname, parts.port or DEFAULT_PORTS[scheme]
+    except ValueError:  # a port that is not a number, or out of range
+        return None

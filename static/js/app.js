@@ -12,6 +12,7 @@
   var room = body.dataset.room;
 
   var CLOSE_TOO_MANY = 4008;  // the server's close code: over the open-socket cap
+  var CLOSE_TRY_AGAIN = 1013;  // the server's close code: briefly unavailable (Redis away)
 
   function byId(id) { return document.getElementById(id); }
 
@@ -23,17 +24,27 @@
         Notification.requestPermission().then(function () { offer.hidden = true; });
       });
     }
-    // A lost poll leaves the old status on screen: say so instead of "just now".
+    // A lost poll leaves the old status on screen: say so instead of "just now", and
+    // ask again soon (backing off, never slower than half the usual pace): the place is
+    // kept while the service is away, as long as this page keeps asking.
+    var misses = 0;
     function stale() {
+      var status = byId("line-status");
       var live = document.querySelector("#line-status .live");
       if (live) {
         live.dataset.state = "reconnecting";
         live.lastChild.textContent = "Connection lost, trying again…";
       }
+      if (!status) { return; }
+      misses += 1;
+      var cap = Math.min(5000, 500 * Number(status.dataset.poll || 10));
+      var delay = Math.min(cap, 1000 * Math.pow(2, misses - 1)) * (0.5 + Math.random() / 2);
+      setTimeout(function () { htmx.trigger(status, "retry"); }, delay);
     }
     body.addEventListener("htmx:sendError", stale);
     body.addEventListener("htmx:responseError", stale);
     body.addEventListener("htmx:afterSwap", function () {
+      misses = 0;
       var status = byId("line-status");
       if (status && status.dataset.position) {
         document.title = "Number " + status.dataset.position + " in line · " + room;
@@ -422,10 +433,13 @@
         if (event.code === CLOSE_TOO_MANY) { refused(event.reason); }
         emit({ type: "socket.close", code: event.code, reason: event.reason, final: stopped });
         if (stopped) { return; }
-        failures += 1;
-        if (failures > 6) { location.reload(); return; }  // let the gate decide
-        setState("reconnecting", "Reconnecting…");
-        var delay = Math.min(15000, 500 * Math.pow(2, failures - 1));
+        // Briefly unavailable: the seat is kept meanwhile, so keep trying every few
+        // seconds. Anything else: back off, and after a few tries let the gate decide.
+        var away = event.code === CLOSE_TRY_AGAIN;
+        if (!away) { failures += 1; }
+        if (failures > 6) { location.reload(); return; }
+        setState("reconnecting", away ? "Reconnecting (briefly unavailable)…" : "Reconnecting…");
+        var delay = away ? 4000 : Math.min(15000, 500 * Math.pow(2, failures - 1));
         setTimeout(connect, delay * (0.5 + Math.random() / 2));
       });
     }

@@ -49,7 +49,7 @@ def start_app(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env |= {
         "WEBAPP_DATA_DIR": str(data_dir),
-        "WEBAPP_ADMIN_TOKEN": "t0ken",
+        "WEBAPP_ADMIN_TOKEN": "system-test-admin-t0ken",
         "WEB_CONCURRENCY": "2",
         "WEB_THREADS": "4",
     }
@@ -82,7 +82,12 @@ def test_one_embedded_redis_kept_across_restarts(tmp_path):
     proc = start_app(tmp_path, port)
     try:
         assert len(redis_servers_for(tmp_path)) == 1
-        request(f"http://127.0.0.1:{port}/api/admin/rooms/kept", "PUT", {"capacity": 3}, "t0ken")
+        request(
+            f"http://127.0.0.1:{port}/api/admin/rooms/kept",
+            "PUT",
+            {"capacity": 3},
+            "system-test-admin-t0ken",
+        )
         request(f"http://127.0.0.1:{port}/api/rooms/kept/join", "POST", {"name": "Ada"})
     finally:
         log = stop_app(proc)

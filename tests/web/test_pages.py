@@ -104,7 +104,7 @@ def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None
     assert page.status_code == 200
     assert '<span class="big">1</span>' in html
     assert 'hx-get="/rooms/hall/line?seen=1"' in html
-    assert re.search(r'hx-trigger="load delay:[0-9.]+s, every [0-9.]+s"', html)
+    assert re.search(r'hx-trigger="load delay:[0-9.]+s, every [0-9.]+s, retry"', html)
     assert re.search(r'http-equiv="refresh" content="[0-9]+;url=/rooms/hall/line"', html)
     assert 'aria-live="polite"' in html and "Leave the line" in html
 

@@ -34,11 +34,19 @@ def test_socket_needs_a_ticket_in_that_room(make_visitor: Any, make_room: Any) -
 
 
 def test_same_origin_rules() -> None:
-    """Only the page's own scheme-and-host, or an allowed origin, passes."""
-    assert same_origin("http://example.org", "example.org")
-    assert same_origin("https://Example.org:8443", "example.org:8443")
-    assert same_origin(None, "example.org")
-    assert not same_origin("https://example.org.evil.net", "example.org")
-    assert not same_origin("null", "example.org")
-    assert not same_origin("file://example.org", "example.org")
-    assert same_origin("https://app.example", "example.org", allowed=("https://app.example",))
+    """Only the page's own scheme, host and port, or an allowed origin, passes."""
+    assert same_origin("http://example.org", "http", "example.org")
+    assert same_origin("http://example.org", "http", "example.org:80")
+    assert same_origin("https://Example.org:8443", "https", "example.org:8443")
+    assert same_origin("https://example.org", "https", "example.org:443")
+    assert same_origin(None, "http", "example.org")
+    assert not same_origin("https://example.org.evil.net", "https", "example.org")
+    assert not same_origin("null", "http", "example.org")
+    assert not same_origin("file://example.org", "http", "example.org")
+    assert not same_origin("http://example.org", "https", "example.org")  # scheme differs
+    assert not same_origin("https://example.org", "http", "example.org")
+    assert not same_origin("https://example.org:8443", "https", "example.org")  # port
+    assert not same_origin("https://example.org:99999", "https", "example.org")
+    assert not same_origin("http://example.org", "http", "")
+    allowed = ("https://app.example",)
+    assert same_origin("https://app.example", "http", "example.org", allowed=allowed)

@@ -1,7 +1,12 @@
 """The lobby: the engine's answers with a wait estimate and a poll interval attached.
 
-Each process caches every room's settings and statistics for ``refresh`` seconds (the
-seed's local cache), so a check-in costs one script call and no extra reads.
+Each process caches the settings and statistics of the rooms in use for ``refresh``
+seconds (the seed's local cache), so a check-in costs one script call and no extra
+reads. The cache holds only rooms that exist, at most ``size`` of them (least recently
+used first out), so made-up room names in URLs cannot grow it. Settings carry a version
+that every room script answers with: a reply newer than the cache refreshes it, and a
+join whose admission limit came from older settings is refused by the script and tried
+again, so an admin's change holds from the next request on every worker and host.
 
 The figure shown to a visitor is smoothed (``estimate.smooth``) from the figure shown
 at their previous poll. That figure is carried by the client, not kept here, so any
@@ -13,11 +18,22 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
 from webapp.domain import estimate
-from webapp.domain.rooms import JoinRefused, RoomNotFound, RoomSettings, Ticket, WaitingRooms
+from webapp.domain.rooms import (
+    JoinRefused,
+    RoomNotFound,
+    RoomSettings,
+    SettingsChanged,
+    Ticket,
+    WaitingRooms,
+)
+
+CACHE_SIZE = 1024  # rooms whose figures a process keeps
+JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
 
 
 class Standing(NamedTuple):
@@ -33,6 +49,7 @@ class Standing(NamedTuple):
 class _Cached(NamedTuple):
     at: float
     settings: RoomSettings | None
+    version: int
     stats: dict[str, float]
 
 
@@ -42,20 +59,35 @@ class Lobby:
         rooms: WaitingRooms,
         refresh: float = 1.0,
         monotonic: Callable[[], float] = time.monotonic,
+        size: int = CACHE_SIZE,
     ) -> None:
         self.rooms = rooms
         self.refresh = refresh
         self.monotonic = monotonic
-        self._cache: dict[str, _Cached] = {}
+        self.size = size
+        self._cache: OrderedDict[str, _Cached] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _room(self, room: str) -> _Cached:
+    def _room(self, room: str, version: int | None = None) -> _Cached:
+        """The room's cached figures, read again when older than ``refresh`` or than
+        the settings ``version`` a script just answered with."""
         now = self.monotonic()
-        cached = self._cache.get(room)
-        if cached is None or now - cached.at >= self.refresh:
-            cached = _Cached(now, self.rooms.settings(room), self.rooms.stats(room))
+        with self._lock:
+            cached = self._cache.get(room)
+            if cached is not None:
+                self._cache.move_to_end(room)
+        stale = version is not None and cached is not None and cached.version < version
+        if cached is None or stale or now - cached.at >= self.refresh:
+            settings, current = self.rooms.versioned_settings(room)
+            cached = _Cached(now, settings, current, self.rooms.stats(room) if settings else {})
             with self._lock:
-                self._cache[room] = cached
+                if settings is None:
+                    self._cache.pop(room, None)  # only rooms that exist are kept
+                else:
+                    self._cache[room] = cached
+                    self._cache.move_to_end(room)
+                    while len(self._cache) > self.size:
+                        self._cache.popitem(last=False)
         return cached
 
     def forget(self, room: str) -> None:
@@ -81,14 +113,26 @@ class Lobby:
         return estimate.rates(cached.stats, now, cached.settings.capacity)
 
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
-        settings = self._room(room).settings
+        for _ in range(JOIN_TRIES - 1):
+            try:
+                return self._join(room, identity, name)
+            except SettingsChanged:
+                self.forget(room)
+        return self._join(room, identity, name, checked=False)
+
+    def _join(self, room: str, identity: str, name: str, checked: bool = True) -> Standing:
+        cached = self._room(room)
+        settings = cached.settings
         max_ahead = None
         rates = None  # only a room with a max_wait_seconds needs them before the join
         if settings is not None and settings.max_wait_seconds is not None:
             rates = self.rates(room, self._wall())
             max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
+        version = cached.version if checked and settings is not None else None
         try:
-            ticket = self.rooms.join(room, identity=identity, name=name, max_ahead=max_ahead)
+            ticket = self.rooms.join(
+                room, identity=identity, name=name, max_ahead=max_ahead, version=version
+            )
         except JoinRefused as refused:
             # How many must leave the line before a join passes, and how long that takes.
             limits = [max_ahead] if max_ahead is not None else []
@@ -105,7 +149,7 @@ class Lobby:
         return self.standing(room, self.rooms.check_in(room, token), shown)
 
     def standing(self, room: str, ticket: Ticket, shown: str | None = None) -> Standing:
-        cached = self._room(room)
+        cached = self._room(room, ticket.version)
         dropout = cached.settings.dropout_seconds if cached.settings else 30
         if ticket.seated:
             session = cached.settings.session_seconds if cached.settings else 600

@@ -63,6 +63,10 @@ class NotSeated(RoomError):
     pass
 
 
+class SettingsChanged(Exception):
+    """The room's settings changed since the caller read them: read them again."""
+
+
 class JoinRefused(RoomError):
     """Admission control: the line is too long, or the wait would be. ``waiting`` is the
     line's length at the refusal; ``retry_after`` a hint in seconds."""
@@ -127,11 +131,7 @@ class RoomSettings:
         return RoomSettings(**values)
 
     def to_redis(self) -> list[str]:
-        pairs: list[str] = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            pairs += [f.name, "" if value is None else str(value)]
-        return pairs
+        return [part for f in fields(self) for part in _field(f.name, getattr(self, f.name))]
 
     @classmethod
     def from_redis(cls, raw: Mapping[str, str]) -> RoomSettings:
@@ -151,6 +151,11 @@ class RoomSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _field(name: str, value: Any) -> tuple[str, str]:
+    """A setting as a field and value of the settings hash ('' for None)."""
+    return name, "" if value is None else str(value)
 
 
 def _check_setting(name: str, value: Any) -> Any:
@@ -183,6 +188,7 @@ class Ticket(NamedTuple):
     now: float  # the time the script used (Redis TIME unless a clock was given)
     why: str  # why an ended ticket ended
     name: str
+    version: int  # the room's settings version when the script ran
 
     @property
     def seated(self) -> bool:
@@ -217,12 +223,17 @@ class WaitingRooms:
         keys: Keys,
         clock: Callable[[], float] | None = None,
         batch: int = UPKEEP_BATCH,
+        sweep_every: float | None = None,
     ) -> None:
+        """``sweep_every``: the interval at which a background sweep settles every room,
+        or None if none runs. With it the scripts can tell an outage (no script ran for
+        longer) from quiet, and keep that time off every deadline (``room_lib.lua``)."""
         self.client = client
         self.keys = keys
         self.scripts = Scripts(client)
         self.clock = clock
         self.batch = batch
+        self._every = repr(float(sweep_every)) if sweep_every else ""
 
     def _now(self) -> str:
         return "" if self.clock is None else repr(self.clock())
@@ -231,7 +242,7 @@ class WaitingRooms:
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
         keys = self.keys.room(room)
-        return self.scripts[script](keys=keys.all(), args=[self._now(), *args])
+        return self.scripts[script](keys=keys.all(), args=[self._now(), self._every, *args])
 
     @staticmethod
     def _ticket(reply: list[Any], room: str) -> Ticket:
@@ -247,11 +258,14 @@ class WaitingRooms:
             now=float(reply[8]),
             why=_text(reply[9]),
             name=_text(reply[10]),
+            version=int(reply[11]),
         )
         if code == "ok":
             return ticket
         if code == "no_room":
             raise RoomNotFound(f"no room named {room!r}")
+        if code == "stale":
+            raise SettingsChanged(room)
         if code == "unknown":
             raise TicketNotFound("no such ticket in this room")
         if code == "gone":
@@ -273,17 +287,25 @@ class WaitingRooms:
         """Creates the room or changes its settings; returns the settings now in force."""
         if not valid_room_name(room):
             raise InvalidInput("room names are 1 to 64 characters of a-z, 0-9 and -")
-        current = self.settings(room) or RoomSettings()
-        wanted = current.changed(changes)
-        self._run("room_configure", room, self.batch, *wanted.to_redis())
+        RoomSettings().changed(changes)  # refuses unknown or bad settings, writes nothing
+        pairs = [part for name, value in changes.items() for part in _field(name, value)]
+        defaults = RoomSettings().to_redis()
+        self._run("room_configure", room, self.batch, len(changes), *pairs, *defaults)
         self.client.sadd(self.keys.rooms, room)
-        return wanted
+        return self.settings(room) or RoomSettings().changed(changes)  # unless deleted since
 
     def settings(self, room: str) -> RoomSettings | None:
+        return self.versioned_settings(room)[0]
+
+    def versioned_settings(self, room: str) -> tuple[RoomSettings | None, int]:
+        """The room's settings (None if there is no such room) and their version, which
+        every change raises by one."""
         if not valid_room_name(room):
-            return None
-        raw = self.client.hgetall(self.keys.room(room).settings)
-        return RoomSettings.from_redis(_texts(raw)) if raw else None
+            return None, 0
+        raw = _texts(self.client.hgetall(self.keys.room(room).settings))
+        if not raw:
+            return None, 0
+        return RoomSettings.from_redis(raw), int(raw.get("version") or 0)
 
     def delete(self, room: str) -> bool:
         """Removes the room and everything in it. One DEL: all its keys share a slot."""
@@ -351,11 +373,14 @@ class WaitingRooms:
         identity: str = "",
         name: str = "",
         max_ahead: int | None = None,
+        version: int | None = None,
     ) -> Ticket:
         """Admits the visitor, or puts them at the back of the line.
 
         The same ``identity`` joining again gets its live ticket back (a check-in).
         ``max_ahead`` is admission control: refuse if more people would be ahead.
+        ``version``: the settings version ``max_ahead`` was worked out from; if the
+        settings changed since, nothing is done and SettingsChanged is raised.
         """
         reply = self._run(
             "room_join",
@@ -365,6 +390,7 @@ class WaitingRooms:
             name,
             "" if max_ahead is None else max_ahead,
             self.batch,
+            "" if version is None else version,
         )
         return self._ticket(reply, room)
 

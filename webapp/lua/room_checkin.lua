@@ -1,13 +1,13 @@
 --!include room_lib.lua
 -- room_checkin.lua: a ticket checks in (the waiting page's poll, an API client's poll).
--- KEYS: the room's nine keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 token, 3 upkeep batch size
+-- KEYS: the room's ten keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token, 4 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone (state ended, why set)
-local now, token = clock(ARGV[1]), ARGV[2]
-local s, t, refusal = live_ticket(now, token, tonumber(ARGV[3]))
+local now, token = clock(ARGV[1]), ARGV[3]
+local s, t, refusal, lease = live_ticket(now, ARGV[2], token, tonumber(ARGV[4]))
 if refusal then
     return refusal
 end
-check_in(token, t, now, s)
+check_in(token, t, lease, s)
 touch()
 return reply('ok', token, t, s, now)

@@ -1,15 +1,22 @@
 --!include room_lib.lua
--- room_configure.lua: creates a room or changes its settings, then applies them
--- (a larger capacity or a reopened room admits from the line at once).
--- KEYS: the room's nine keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 upkeep batch size, 3.. field, value pairs
---       (already validated by the caller; a new room must get every field)
+-- room_configure.lua: creates a room or changes some of its settings, then applies them
+-- (a larger capacity or a reopened room admits from the line at once). Only the fields
+-- given are written, so two admins changing different settings at once both land.
+-- KEYS: the room's ten keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
+--       4 n, the number of changed fields, 5 .. 4+2n field, value pairs to write,
+--       then field, value pairs of every default (written first if the room is new);
+--       all already validated by the caller
 -- Reply: reply() of room_lib.lua with code ok and no ticket
-local now = clock(ARGV[1])
-if #ARGV > 2 then
-    redis.call('HSET', K_SETTINGS, unpack(ARGV, 3))
+local now, n = clock(ARGV[1]), tonumber(ARGV[4])
+if redis.call('EXISTS', K_SETTINGS) == 0 and #ARGV > 4 + 2 * n then
+    redis.call('HSET', K_SETTINGS, unpack(ARGV, 5 + 2 * n))
 end
+if n > 0 then
+    redis.call('HSET', K_SETTINGS, unpack(ARGV, 5, 4 + 2 * n))
+end
+redis.call('HINCRBY', K_SETTINGS, 'version', 1)
 local s = load_settings()
-settle(now, tonumber(ARGV[2]), s)
+settle(now, lease_clock(now, ARGV[2]), tonumber(ARGV[3]), s)
 touch()
 return reply('ok', '', nil, s, now)

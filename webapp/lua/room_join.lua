@@ -1,24 +1,30 @@
 --!include room_lib.lua
 -- room_join.lua: a visitor asks to enter a room.
--- KEYS: the room's nine keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 a fresh token, 3 identity ('' = none),
---       4 display name, 5 most people allowed ahead of a new joiner ('' = no limit),
---       6 upkeep batch size
+-- KEYS: the room's ten keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 a fresh token,
+--       4 identity ('' = none), 5 display name, 6 most people allowed ahead of a new
+--       joiner ('' = no limit), 7 upkeep batch size, 8 the settings version the caller's
+--       limit was worked out from ('' = any)
 -- The room's max_line_length setting caps the line.
--- Reply: reply() of room_lib.lua; code ok | no_room | closed | full | too_long | taken.
+-- Reply: reply() of room_lib.lua; code ok | no_room | stale | closed | full | too_long |
+--   taken. stale: the settings changed since the caller read them; nothing was done.
 --   Joining again with a live identity is a check-in of the same ticket.
-local now, token, identity, name = clock(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+local now, token, identity, name = clock(ARGV[1]), ARGV[3], ARGV[4], ARGV[5]
 local s = load_settings()
 if not s then
     return reply('no_room', '', nil, nil, now)
 end
-settle(now, tonumber(ARGV[6]), s)
+if ARGV[8] ~= '' and tonumber(ARGV[8]) ~= s.version then
+    return reply('stale', '', nil, s, now)
+end
+local lease = lease_clock(now, ARGV[2])
+settle(now, lease, tonumber(ARGV[7]), s)
 
 if identity ~= '' then
     local existing = redis.call('HGET', K_IDENT, identity)
     local t = existing and get_ticket(existing)
-    if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now) then
-        check_in(existing, t, now, s)
+    if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now, lease) then
+        check_in(existing, t, lease, s)
         touch()
         return reply('ok', existing, t, s, now)
     end
@@ -37,19 +43,19 @@ if identity ~= '' then
     t.id = identity
 end
 if s.status == 'open' and waiting == 0 and redis.call('ZCARD', K_SEATS) < s.capacity then
-    seat(token, t, now, now + s.session, 'admitted')
+    seat(token, t, now, lease + s.session, 'admitted')
 else
     if s.max_line and waiting >= s.max_line then
         return reply('full', '', nil, s, now)
     end
-    if ARGV[5] ~= '' and waiting > tonumber(ARGV[5]) then
+    if ARGV[6] ~= '' and waiting > tonumber(ARGV[6]) then
         return reply('too_long', '', nil, s, now)
     end
     t.seq = redis.call('INCR', K_SEQ)
     t.k = waiting  -- people ahead, and line admissions so far: for the "ahead" statistic
     t.c = tonumber(redis.call('HGET', K_STATS, 'line:admitted')) or 0
     redis.call('ZADD', K_LINE, t.seq, token)
-    redis.call('ZADD', K_CHECKIN, now + s.dropout, token)
+    redis.call('ZADD', K_CHECKIN, lease + s.dropout, token)
     put_ticket(token, t)
 end
 record_gap('arrive', now)

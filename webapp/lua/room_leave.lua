@@ -1,19 +1,21 @@
 --!include room_lib.lua
 -- room_leave.lua: a ticket gives up its seat or place (or an admin removes it).
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
--- KEYS: the room's nine keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 token, 3 why (left | removed), 4 upkeep batch size
+-- KEYS: the room's ten keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
+--       4 why (left | removed), 5 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown
-local now, token, why = clock(ARGV[1]), ARGV[2], ARGV[3]
+local now, token, why = clock(ARGV[1]), ARGV[3], ARGV[4]
 local s = load_settings()
 if not s then
     return reply('no_room', token, nil, nil, now)
 end
+local lease = lease_clock(now, ARGV[2])
 local t = get_ticket(token)
-if t and t.st ~= 'ended' and not lapse_if_due(token, t, now) then
+if t and t.st ~= 'ended' and not lapse_if_due(token, t, now, lease) then
     end_ticket(token, t, why, now)
 end
-settle(now, tonumber(ARGV[4]), s)
+settle(now, lease, tonumber(ARGV[5]), s)
 if not t then
     return reply('unknown', token, nil, s, now)
 end

@@ -1,9 +1,9 @@
 -- room_lib.lua: the rules every room script shares. The loader puts this file in front
 -- of each script that starts with "--!include room_lib.lua"; it is never run alone.
 --
--- KEYS (every room script takes the same nine, all with the room's hash tag):
+-- KEYS (every room script takes the same ten, all with the room's hash tag):
 --   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
---                        max_wait_seconds, max_line_length, status
+--                        max_wait_seconds, max_line_length, status, version
 --   2 seq         string the line's sequence: one number per joiner, never reused
 --   3 line        zset   waiting ticket -> sequence number (the order of the line)
 --   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
@@ -12,16 +12,23 @@
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
+--  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds)
+--
+-- Two clocks. `now` (Redis TIME, or the caller's) times events: joins, statistics,
+-- ended tickets. `lease` times deadlines: check-ins and seats are due on it. It is
+-- `now` less the time no script ran although the background sweep promised one every
+-- `every` seconds (ARGV[2]): while Redis was down, restarting or frozen, or every app
+-- process was gone, nobody could check in, so that time counts against nobody's place.
 --
 -- Ticket states (st): waiting, offered (a seat is free for it: claimed by a check-in
 -- or a live connection before the offer runs out), admitted, ended. An ended ticket
 -- says why: left, removed, dropped, unclaimed, grace, session.
 --
 -- Every room script replies with reply(): {code, token, state, position, waiting,
--- active, capacity, room status, now, why, name}.
+-- active, capacity, room status, now, why, name, settings version}.
 
 local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_TICKETS, K_IDENT, K_ENDED, K_STATS = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_TICKETS, K_IDENT, K_ENDED, K_STATS, K_CLOCK = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
 local TAU = 600            -- seconds: statistics forget the past with this time constant
 local TAU_LONG = 3600      -- seconds: ... and the long copies of the release statistics
@@ -30,12 +37,31 @@ local RETAIN = 3600        -- seconds an ended ticket is remembered (410, not 40
 local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (a bound)
 local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
 
+local SEEN_EVERY = 0.25    -- seconds: how often "seen" is written (its precision)
+
 local function clock(arg)
     if arg ~= nil and arg ~= '' then
         return tonumber(arg)
     end
     local t = redis.call('TIME')
     return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+
+-- The lease clock of an existing room at `now`, given ARGV[2] (the sweep's interval in
+-- seconds, '' = no sweep runs: then nothing can tell an outage from quiet, and the
+-- lease clock keeps pace with `now`). A gap between runs over two intervals is time
+-- the room was out of reach; all of it but one interval is skipped.
+local function lease_clock(now, every_arg)
+    local every = tonumber(every_arg) or 0
+    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped')
+    local seen, skipped = tonumber(c[1]), tonumber(c[2]) or 0
+    if every > 0 and seen and now - seen > 2 * every then
+        skipped = skipped + (now - seen - every)
+        redis.call('HSET', K_CLOCK, 'seen', tostring(now), 'skipped', tostring(skipped))
+    elseif not seen or now - seen >= SEEN_EVERY or now < seen then
+        redis.call('HSET', K_CLOCK, 'seen', tostring(now))
+    end
+    return now - skipped
 end
 
 local function load_settings()
@@ -54,6 +80,7 @@ local function load_settings()
         session = tonumber(s.session_seconds),
         max_line = tonumber(s.max_line_length),  -- nil when unset ('')
         status = s.status,
+        version = tonumber(s.version) or 0,  -- bumped by every change of the settings
     }
 end
 
@@ -187,7 +214,7 @@ end
 
 -- Offers free seats to the head of the line, in line order. A head whose check-in is
 -- overdue (not yet swept) drops out instead, so a dead visitor never takes a seat.
-local function promote(now, limit, s)
+local function promote(now, lease, limit, s)
     if s.status == 'paused' then
         return 0
     end
@@ -201,10 +228,10 @@ local function promote(now, limit, s)
         done = done + 1
         local t = get_ticket(head)
         local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
-        if not t or not due or due < now then
+        if not t or not due or due < lease then
             end_ticket(head, t, 'dropped', now)
         else
-            seat(head, t, now, now + s.dropout, 'offered')
+            seat(head, t, now, lease + s.dropout, 'offered')
             free = free - 1
         end
     end
@@ -214,17 +241,17 @@ end
 -- Bounded upkeep, run at the start of every room script and by the background sweep:
 -- drop overdue waiters, free lapsed seats, fill free seats from the line, forget old
 -- ended tickets. Returns how many items it handled (the sweep repeats while > 0).
-local function settle(now, limit, s)
-    local overdue = redis.call('ZRANGEBYSCORE', K_CHECKIN, '-inf', '(' .. now, 'LIMIT', 0, limit)
+local function settle(now, lease, limit, s)
+    local overdue = redis.call('ZRANGEBYSCORE', K_CHECKIN, '-inf', '(' .. lease, 'LIMIT', 0, limit)
     for _, token in ipairs(overdue) do
         end_ticket(token, get_ticket(token), 'dropped', now)
     end
-    local lapsed = redis.call('ZRANGEBYSCORE', K_SEATS, '-inf', '(' .. now, 'LIMIT', 0, limit)
+    local lapsed = redis.call('ZRANGEBYSCORE', K_SEATS, '-inf', '(' .. lease, 'LIMIT', 0, limit)
     for _, token in ipairs(lapsed) do
         local t = get_ticket(token)
         end_ticket(token, t, lapse_reason(t), now)
     end
-    local promoted = promote(now, limit, s)
+    local promoted = promote(now, lease, limit, s)
     local old = redis.call('ZRANGEBYSCORE', K_ENDED, '-inf', '(' .. (now - RETAIN), 'LIMIT', 0, limit)
     if #old > 0 then
         redis.call('HDEL', K_TICKETS, unpack(old))
@@ -235,16 +262,16 @@ end
 
 -- Ends the ticket now if its own deadline has passed (settle works in bounded batches,
 -- so a caller must not renew a ticket that is already overdue). Returns true if ended.
-local function lapse_if_due(token, t, now)
+local function lapse_if_due(token, t, now, lease)
     if t.st == 'waiting' then
         local due = tonumber(redis.call('ZSCORE', K_CHECKIN, token))
-        if not due or due < now then
+        if not due or due < lease then
             end_ticket(token, t, 'dropped', now)
             return true
         end
     elseif t.st == 'offered' or t.st == 'admitted' then
         local due = tonumber(redis.call('ZSCORE', K_SEATS, token))
-        if not due or due < now then
+        if not due or due < lease then
             end_ticket(token, t, lapse_reason(t), now)
             return true
         end
@@ -253,11 +280,11 @@ local function lapse_if_due(token, t, now)
 end
 
 -- A check-in: a waiter keeps the place; an offered seat is claimed; a seat is renewed.
-local function check_in(token, t, now, s)
+local function check_in(token, t, lease, s)
     if t.st == 'waiting' then
-        redis.call('ZADD', K_CHECKIN, 'XX', now + s.dropout, token)
+        redis.call('ZADD', K_CHECKIN, 'XX', lease + s.dropout, token)
     elseif t.st == 'offered' or t.st == 'admitted' then
-        redis.call('ZADD', K_SEATS, 'XX', 'GT', now + s.session, token)
+        redis.call('ZADD', K_SEATS, 'XX', 'GT', lease + s.session, token)
         if t.st == 'offered' then
             t.st = 'admitted'
             put_ticket(token, t)
@@ -266,7 +293,7 @@ local function check_in(token, t, now, s)
 end
 
 local function touch()
-    for _, key in ipairs({K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED}) do
+    for _, key in ipairs({K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED, K_CLOCK}) do
         redis.call('EXPIRE', key, IDLE_TTL)
     end
     redis.call('EXPIRE', K_STATS, STATS_TTL)
@@ -280,29 +307,30 @@ local function reply(code, token, t, s, now)
             position = (redis.call('ZRANK', K_LINE, token) or -1) + 1
         end
     end
-    local capacity, status = 0, ''
+    local capacity, status, version = 0, '', 0
     if s then
-        capacity, status = s.capacity, s.status
+        capacity, status, version = s.capacity, s.status, s.version
     end
     return {code, token or '', state, position, redis.call('ZCARD', K_LINE),
-        redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name}
+        redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name, version}
 end
 
--- The start of every script about one ticket: the room, its upkeep, the ticket.
--- Returns s, t, nil for a live ticket; otherwise s, t, and the reply to return now
--- (no_room, unknown, or gone with the reason it ended).
-local function live_ticket(now, token, batch)
+-- The start of every script about one ticket: the room, its lease clock, its upkeep,
+-- the ticket. Returns s, t, nil, lease for a live ticket; otherwise s, t, and the reply
+-- to return now (no_room, unknown, or gone with the reason it ended).
+local function live_ticket(now, every_arg, token, batch)
     local s = load_settings()
     if not s then
         return nil, nil, reply('no_room', token, nil, nil, now)
     end
-    settle(now, batch, s)
+    local lease = lease_clock(now, every_arg)
+    settle(now, lease, batch, s)
     local t = get_ticket(token)
     if not t then
         return s, nil, reply('unknown', token, nil, s, now)
     end
-    if t.st == 'ended' or lapse_if_due(token, t, now) then
+    if t.st == 'ended' or lapse_if_due(token, t, now, lease) then
         return s, t, reply('gone', token, t, s, now)
     end
-    return s, t, nil
+    return s, t, nil, lease
 end

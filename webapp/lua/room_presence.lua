@@ -3,12 +3,12 @@
 -- While open, each beat holds the seat `hold` seconds more; a close holds it for the
 -- room's grace_seconds, so a reload or a glitch does not lose it. Several open sockets
 -- of one ticket keep each other's seat: the next beat of any of them renews it.
--- KEYS: the room's nine keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 token, 3 op (open | beat | close),
---       4 hold seconds for open and beat, 5 upkeep batch size
+-- KEYS: the room's ten keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
+--       4 op (open | beat | close), 5 hold seconds for open and beat, 6 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_seated
-local now, token, op, hold = clock(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local s, t, refusal = live_ticket(now, token, tonumber(ARGV[5]))
+local now, token, op, hold = clock(ARGV[1]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+local s, t, refusal, lease = live_ticket(now, ARGV[2], token, tonumber(ARGV[6]))
 if refusal then
     return refusal
 end
@@ -16,10 +16,10 @@ if t.st ~= 'offered' and t.st ~= 'admitted' then
     return reply('not_seated', token, t, s, now)
 end
 if op == 'close' then
-    redis.call('ZADD', K_SEATS, 'XX', now + s.grace, token)
+    redis.call('ZADD', K_SEATS, 'XX', lease + s.grace, token)
     t.sock = 'closed'
 else
-    redis.call('ZADD', K_SEATS, 'XX', now + hold, token)
+    redis.call('ZADD', K_SEATS, 'XX', lease + hold, token)
     t.sock, t.st = 'open', 'admitted'
 end
 put_ticket(token, t)

@@ -122,12 +122,25 @@ def ensure_redis_url(data_dir: str | os.PathLike[str]) -> str:
     return url
 
 
-def connect(url: str) -> Any:
-    """One client per process (thread-safe); a cluster client for ``redis+cluster://``."""
+def connect(url: str, socket_timeout: float = 1.0, connect_timeout: float = 0.5) -> Any:
+    """One client per process (thread-safe); a cluster client for ``redis+cluster://``.
+
+    Every call is bounded: a frozen or unreachable Redis raises within the timeouts
+    (the app answers 503) instead of holding requests. A broken connection (Redis
+    restarted) is tried once more on a new one; a timeout is not, since the command may
+    have run (a join or a chat message must not happen twice).
+    """
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": socket_timeout,
+        "socket_connect_timeout": connect_timeout,
+    }
     if url.startswith("redis+cluster://"):
         from redis.cluster import RedisCluster
 
-        return RedisCluster.from_url(
-            "redis://" + url.removeprefix("redis+cluster://"), decode_responses=True
-        )
-    return redis.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+        return RedisCluster.from_url("redis://" + url.removeprefix("redis+cluster://"), **options)
+    retry = Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
+    return redis.Redis.from_url(url, health_check_interval=30, retry=retry, **options)

@@ -24,6 +24,7 @@ class RoomKeys:
     identities: str  # hash: identity (visitor id / idempotency key) -> live ticket
     ended: str  # zset: ended ticket -> time it ended (kept a while to answer 410)
     stats: str  # hash: time-decayed event statistics for wait estimates
+    clock: str  # hash: the lease clock (seen, skipped): outages skipped on deadlines
 
     def all(self) -> list[str]:
         """Every key of the room, in the order the Lua scripts take them as KEYS."""
@@ -37,6 +38,7 @@ class RoomKeys:
             self.identities,
             self.ended,
             self.stats,
+            self.clock,
         ]
 
 
@@ -73,6 +75,7 @@ class Keys:
             identities=f"{base}:identities",
             ended=f"{base}:ended",
             stats=f"{base}:stats",
+            clock=f"{base}:clock",
         )
 
     def chat(self, chat_id: str) -> ChatKeys:

@@ -6,11 +6,13 @@ import logging
 
 from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
+from flask_limiter import RateLimitExceeded
 from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
 from webapp.domain.estimate import Estimate
+from webapp.security import throttled
 from webapp.views.pages import wait_words
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,10 @@ def error_response(
     ``retry``: when to come back, in words)."""
     if wants_json():
         return jsonify(error=message), status, headers or {}
-    page = render_template("error.html", status=status, message=message, outage=outage, retry=retry)
+    reload = request.method == "GET"  # an outage page asks again by itself
+    page = render_template(
+        "error.html", status=status, message=message, outage=outage, retry=retry, reload=reload
+    )
     return page, status, headers or {}
 
 
@@ -60,6 +65,11 @@ def init_app(app: Flask) -> None:
         log.warning("Redis error on %s %s: %s", request.method, request.path, error)
         message = "the waiting room is briefly unavailable; please try again in a moment"
         return error_response(503, message, {"Retry-After": "5"}, outage=True)
+
+    @app.errorhandler(RateLimitExceeded)
+    def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
+        message, headers = throttled(error)
+        return error_response(429, message, headers)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> ResponseReturnValue:

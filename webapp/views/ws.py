@@ -9,12 +9,18 @@ for their type (``@frames.on("chat.send")``); outgoing ones come from this modul
 the room relay (``webapp.realtime.RoomRelay``): any process may publish a frame for
 every socket of the room with ``relay.publish(room, frame)``, and ``relay.changed(room)``
 makes every process send its sockets of the room one fresh ``room.state``.
+
+Redis may fail at any moment (restart, outage, freeze). A socket that is open stays
+open through it: a failed beat is tried again every second, a failed frame is answered
+with an error frame that says to try again, and the seat is kept meanwhile (the room
+scripts skip an outage on every deadline: ``room_lib.lua``). A socket that cannot start
+closes with 1013 (try again later) and the page reconnects; anything unexpected closes
+with 1011. Nothing but websocket frames is ever written on the socket.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import threading
@@ -27,6 +33,7 @@ from flask_sock import Sock
 from redis.exceptions import RedisError
 from simple_websocket import ConnectionClosed
 
+from webapp import jsonio
 from webapp.chat_relay import ChatRelay, Subscription
 from webapp.domain.chat import ChatError, RateLimited, room_chat_id
 from webapp.domain.connections import ConnectionLimits
@@ -44,6 +51,11 @@ MAX_FRAME_TYPE = 40
 SEND_TIMEOUT = 10.0  # seconds
 MAX_REF = 40  # characters of a send's ref echoed back
 CLOSE_TOO_MANY = 4008  # close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
+CLOSE_TRY_AGAIN = 1013  # close code: Redis is unavailable; reconnect later
+CLOSE_ERROR = 1011  # close code: the server failed unexpectedly
+BEAT_RETRY = 1.0  # seconds before a failed beat is tried again
+RELEASE_PATIENCE = 300.0  # seconds a seat's release is retried while Redis is away
+UNAVAILABLE = "the waiting room is briefly unavailable; please try again in a moment"
 
 
 class Connection:
@@ -67,7 +79,7 @@ class Connection:
     def send(self, frame: dict[str, Any]) -> bool:
         if not self.open:
             return False
-        data = json.dumps(frame, separators=(",", ":"))
+        data = jsonio.dumps(frame)
         with self._lock:
             try:
                 self.ws.send(data)
@@ -94,9 +106,12 @@ class Frames:
 
     def dispatch(self, conn: Connection, raw: str | bytes) -> None:
         try:
-            frame = json.loads(raw)
-        except ValueError:
-            frame = None
+            frame = jsonio.loads(raw)
+        except ValueError as error:
+            conn.send(
+                {"type": "error", "error": f'{error}; a frame is a JSON object with a "type"'}
+            )
+            return
         kind = frame.get("type") if isinstance(frame, dict) else None
         if not isinstance(frame, dict) or not isinstance(kind, str):
             conn.send({"type": "error", "error": 'a frame is a JSON object with a "type"'})
@@ -109,6 +124,9 @@ class Frames:
             handler(conn, frame)
         except RoomError as error:
             conn.send({"type": "error", "error": str(error), "for": kind})
+        except RedisError as error:
+            log.warning("%s frame in %s: Redis failed: %s", kind, conn.room, error)
+            conn.send({"type": "error", "error": UNAVAILABLE, "for": kind, "retry": True})
 
 
 frames = Frames()
@@ -159,13 +177,16 @@ def send_message(conn: Connection, frame: dict[str, Any]) -> None:
         conn.send({**refusal, "error": str(error), "retry_after": math.ceil(error.retry_after)})
     except ChatError as error:
         conn.send({**refusal, "error": str(error)})
+    except RedisError as error:  # not stored: the page puts the text back to send again
+        log.warning("chat send in %s: Redis failed: %s", conn.room, error)
+        conn.send({**refusal, "error": UNAVAILABLE, "retry": True})
 
 
 @bp.before_request
 def check_handshake() -> None:
     """Refuses the handshake before it happens: a foreign page, or no ticket here."""
     allowed = current_app.config["WS_ALLOWED_ORIGINS"]
-    if not same_origin(request.headers.get("Origin"), request.host, allowed):
+    if not same_origin(request.headers.get("Origin"), request.scheme, request.host, allowed):
         abort(403, "this page may not open a socket here")
     room = (request.view_args or {}).get("room", "")
     if room not in session.get("tickets", {}):
@@ -174,17 +195,38 @@ def check_handshake() -> None:
 
 @sock.route("/rooms/<room>/ws", bp=bp)  # type: ignore[untyped-decorator]
 def room_socket(ws: Any, room: str) -> None:
-    config = current_app.config
+    """Serves the socket; whatever fails, it ends with a close frame, never HTTP."""
+    try:
+        limited_room(ws, room)
+    except ConnectionClosed:
+        pass
+    except RedisError as error:
+        log.warning("room socket in %s closed: Redis failed: %s", room, error)
+        close(ws, CLOSE_TRY_AGAIN, "briefly unavailable; reconnecting")
+    except Exception:
+        log.exception("room socket in %s failed", room)
+        close(ws, CLOSE_ERROR, "something went wrong; reconnecting")
+
+
+def close(ws: Any, code: int, reason: str) -> None:
+    with contextlib.suppress(ConnectionClosed, OSError):
+        ws.close(reason=code, message=reason)
+
+
+def limited_room(ws: Any, room: str) -> None:
     limits: ConnectionLimits = current_app.extensions["limits"]
     visitor = str(session.get("vid", ""))
     if not limits.acquire(visitor, time.time()):
-        ws.close(reason=CLOSE_TOO_MANY, message=f"too many open connections: at most "
-                 f"{limits.max_per_user} at once; close another tab and try again")  # fmt: skip
+        close(ws, CLOSE_TOO_MANY, f"too many open connections: at most {limits.max_per_user} "
+              "at once; close another tab and try again")  # fmt: skip
         return
     try:
-        serve_room(ws, room, config)
+        serve_room(ws, room, current_app.config)
     finally:
-        limits.release(visitor, time.time())
+        try:
+            limits.release(visitor, time.time())
+        except RedisError:  # this server's count is right; Redis's copy lapses by itself
+            log.warning("connection count of a visitor not released; it lapses within the TTL")
 
 
 def serve_room(ws: Any, room: str, config: Any) -> None:
@@ -206,14 +248,43 @@ def serve_room(ws: Any, room: str, config: Any) -> None:
         serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
     finally:
         relay.detach(conn)
-        if conn.chat is not None:
-            chat_relay().detach(conn.chat)
         conn.open = False
+        if conn.chat is not None:
+            with contextlib.suppress(RedisError):  # the seen id moves on with the next ack
+                chat_relay().detach(conn.chat)
+        release_seat(room, conn.token, hold)
+
+
+def release_seat(room: str, token: str, hold: float) -> None:
+    """The socket closed: the seat is held for grace from now. If Redis is away, that is
+    tried again in the background until it lands (or the seat's own hold has long run
+    out and the sweep has freed it): a seat is never left "open" by a lost close."""
+    engine, relay = rooms(), current_app.extensions["relay"]
+
+    def attempt() -> bool:
         try:
-            rooms().presence(room, conn.token, "close")
+            engine.presence(room, token, "close")
             relay.changed(room)
         except RoomError:
             pass  # the seat already ended (left, removed, lapsed): nothing to hold
+        except RedisError:
+            return False
+        return True
+
+    if attempt():
+        return
+
+    def retry() -> None:
+        deadline = time.monotonic() + hold + RELEASE_PATIENCE
+        delay = 0.5
+        while time.monotonic() < deadline:
+            time.sleep(delay)
+            if attempt():
+                return
+            delay = min(delay * 2, 5.0)
+        log.warning("could not release a seat in %s; its hold lapses instead", room)
+
+    threading.Thread(target=retry, name="release-seat", daemon=True).start()
 
 
 def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -> None:
@@ -236,8 +307,9 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
         except RoomError as error:
             conn.send(gone_frame(conn.room, error))
             return
-        except RedisError:  # one lost beat is survivable: the seat is held grace + beat
-            log.warning("presence beat failed in %s; trying again next beat", conn.room)
+        except RedisError as error:  # the seat is held grace + beat, and outages are skipped
+            log.warning("presence beat in %s failed (%s); trying again", conn.room, error)
+            next_beat = now + min(BEAT_RETRY, beat)
 
 
 def gone_frame(room: str, error: RoomError) -> dict[str, Any]:
