@@ -1,33 +1,39 @@
-# Two commands matter: `make run` and `make test`. Each sets up its own virtualenv.
+# Two commands matter: `make run` and `make test`. Each sets up the virtualenv it needs:
+# `run` installs the app's runtime dependencies only, the others add the dev tools.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+$(PY):
+	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	touch $(STAMP)
 
-run: $(STAMP)
+$(RUNTIME): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+# The dev extras include the runtime dependencies, so `make run` needs nothing more.
+$(DEV): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@ $(RUNTIME)
+
+run: $(RUNTIME)
 	$(VENV)/bin/gunicorn -c python:webapp.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 
-test: $(STAMP)
-	$(VENV)/bin/ruff check webapp tests bench
-	$(VENV)/bin/ruff format --check webapp tests bench
-	$(VENV)/bin/mypy
+test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(VENV)/bin/ruff check webapp tests bench
 	$(VENV)/bin/ruff format --check webapp tests bench
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)
+bench: $(DEV)
 	$(PY) bench/api_throughput.py
 	$(PY) bench/chat_latency.py
 	$(PY) bench/estimate_accuracy.py
