@@ -169,3 +169,25 @@ def test_connection_cap_across_workers(server, room, sockets):
     time.sleep(0.3)
     sockets.append(Socket(server, ann, name))
     sockets[-1].until(count("room.state", 1))
+
+
+def test_hostile_frames_get_error_frames_and_the_socket_lives(server, room, sockets):
+    """Deep nesting, lone surrogates (as JSON.stringify writes broken text) and numbers
+    past a double: an error frame for each, and the same socket still chats."""
+    name = room(capacity=5)
+    sock = Socket(server, seated(server, name, "Ann"), name)
+    sockets.append(sock)
+    for raw in [
+        "[" * 1000 + "]" * 1000,
+        '{"type": "send", "text": ' + "[" * 500 + "]" * 500 + "}",
+        '{"type": "send", "text": "broken \\ud800 text", "ref": 1}',
+        '{"type": "send", "text": 1e400}',
+    ]:
+        sock.ws.send(raw)
+    errors = [f["error"] for f in sock.until(count("error", 4)) if f["type"] == "error"]
+    assert sum("nested more than" in e for e in errors) == 2
+    assert sum("not valid JSON" in e for e in errors) == 2
+    sock.ws.send('{"type": "ping", "at": 123456789012345678901234567890}')
+    assert sock.until(count("pong", 1))[-1]["at"] == pytest.approx(1.2345678901e29)
+    sock.send("still here")
+    assert sock.until(count("message", 1))[-1]["text"] == "still here"
