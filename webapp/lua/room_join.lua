@@ -59,6 +59,7 @@ else
     put_ticket(token, t)
 end
 record_gap('arrive', now)
+count('joined')
 if identity ~= '' then
     redis.call('HSET', K_IDENT, identity, token)
 end

@@ -126,6 +126,29 @@ local function record(ev, now, value, weight)
     return accumulate(ev, now, value, weight, TAU)
 end
 
+-- Counters that only grow, for monitoring (Prometheus counters read them at scrape
+-- time): "count:<what>" in the stats hash.
+local function count(what)
+    redis.call('HINCRBY', K_STATS, 'count:' .. what, 1)
+end
+
+-- Upper bounds (seconds) of the buckets of experienced waits: "waits:le:<bound>" counts
+-- the admissions from the line whose wait fell in that bucket (not cumulative), and
+-- "waits:sum" adds the waits up.
+local WAIT_BUCKETS = {5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}
+
+local function count_wait(wait)
+    local bound = '+Inf'
+    for _, b in ipairs(WAIT_BUCKETS) do
+        if wait <= b then
+            bound = tostring(b)
+            break
+        end
+    end
+    redis.call('HINCRBY', K_STATS, 'waits:le:' .. bound, 1)
+    redis.call('HINCRBYFLOAT', K_STATS, 'waits:sum', wait)
+end
+
 -- Records an event whose value is the gap since the previous event of its kind.
 local function record_gap(ev, now)
     local last = tonumber(redis.call('HGET', K_STATS, ev .. ':t'))
@@ -174,6 +197,7 @@ local function end_ticket(token, t, why, now)
         record('abandon', now, now - t.j)
     end
     record('end_' .. why, now, nil)
+    count('ended_' .. why)
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)
     redis.call('ZADD', K_ENDED, now, token)
@@ -196,6 +220,7 @@ local function seat(token, t, now, deadline, state)
     redis.call('ZADD', K_SEATS, deadline, token)
     if t.st == 'waiting' and t.seq then
         record('waited', now, now - t.j)
+        count_wait(now - t.j)
         -- Of the k people ahead of this ticket when it joined, how many were let in
         -- first (the rest dropped out): "ahead" sums that count, weighted by k. Line
         -- admissions are counted in "line:admitted"; the ticket kept the count at join.
@@ -208,6 +233,7 @@ local function seat(token, t, now, deadline, state)
         end
     end
     record('seat', now, nil)
+    count('admitted')
     t.st, t.a = state, now
     put_ticket(token, t)
 end
