@@ -1,0 +1,174 @@
+"""The real app under gunicorn, for tests that drive it over the network (e2e/, faults/).
+
+``run_gunicorn(env)`` starts it on a free port with the given settings, waits until it
+answers, and always stops it, keeping its log in artifacts/ for a failure seen in CI.
+``Server`` calls the admin and JSON APIs; ``HttpVisitor`` is a person without a
+browser: urllib with a cookie jar, for socket-level tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.cookiejar
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+ADMIN_TOKEN = "tests-admin-token-0123456789"  # the app refuses one under 16 characters
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    admin_token: str = ADMIN_TOKEN
+
+    def admin(self, room: str, **settings: Any) -> dict[str, Any]:
+        """Creates or changes a room through the admin API."""
+        request = urllib.request.Request(
+            f"{self.url}/api/admin/rooms/{room}",
+            data=json.dumps(settings).encode(),
+            method="PUT",
+            headers={
+                "Authorization": f"Bearer {self.admin_token}",
+                "Content-Type": "application/json",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            answer: dict[str, Any] = json.load(reply)
+            return answer
+
+    def delete(self, room: str) -> None:
+        """Deletes a room through the admin API."""
+        request = urllib.request.Request(
+            f"{self.url}/api/admin/rooms/{room}",
+            method="DELETE",
+            headers={"Authorization": f"Bearer {self.admin_token}"},
+        )
+        urllib.request.urlopen(request, timeout=5).close()
+
+    def visitor(self, name: str) -> HttpVisitor:
+        return HttpVisitor(self, name)
+
+    def api(self, method: str, path: str) -> dict[str, Any]:
+        """Calls the JSON API as a non-browser client would."""
+        data = None if method == "GET" else b""
+        request = urllib.request.Request(f"{self.url}{path}", data=data, method=method)
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            answer: dict[str, Any] = json.load(reply)
+            return answer
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://", 1)
+
+
+class HttpVisitor:
+    """A person without a browser: urllib with a cookie jar (for socket-level tests)."""
+
+    def __init__(self, server: Server, name: str) -> None:
+        self.server = server
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.post("/name", name=name)
+
+    def open(self, path: str, data: bytes | None = None) -> str:
+        with self.opener.open(self.server.url + path, data=data, timeout=10) as reply:
+            text: str = reply.read().decode()
+            return text
+
+    def post(self, path: str, **form: str) -> str:
+        token = CSRF.search(self.open("/"))
+        assert token is not None
+        body = urllib.parse.urlencode({**form, "csrf_token": token.group(1)}).encode()
+        return self.open(path, data=body)
+
+    def cookie(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.jar)
+
+
+@contextlib.contextmanager
+def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iterator[Server]:
+    """The app under gunicorn on a free port, with ``env`` over the process environment
+    and its own data directory; stopped on exit, its log kept as artifacts/<log_name>."""
+    data_dir = tempfile.mkdtemp(prefix="wr-gunicorn-")
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "WEBAPP_ADMIN_TOKEN": ADMIN_TOKEN,
+        "WEBAPP_DATA_DIR": data_dir,
+        **env,
+    }
+    log = Path(data_dir) / "gunicorn.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                "python:webapp.gunicorn_conf",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "webapp:create_app()",
+            ],
+            cwd=ROOT,
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    started = Server(f"http://127.0.0.1:{port}", process, log, full_env["WEBAPP_ADMIN_TOKEN"])
+    try:
+        wait_until_answering(started)
+        yield started
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copyfile(log, ARTIFACTS / log_name)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def wait_until_answering(server: Server, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"gunicorn exited:\n{server.log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/api/rooms", timeout=1):
+                return
+        except urllib.error.HTTPError as error:  # up, but not ready yet
+            error.close()
+            time.sleep(0.1)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.1)
+    pytest.fail(f"gunicorn did not answer in {timeout}s:\n{server.log.read_text()[-3000:]}")
