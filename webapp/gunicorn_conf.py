@@ -2,12 +2,18 @@
 
 Without ``REDIS_URL`` the master starts one embedded redis-server before forking and
 hands its URL to every worker; it stops it on exit.
+
+Metrics: the master points ``PROMETHEUS_MULTIPROC_DIR`` at an empty directory before
+forking, so the workers' request figures add up in one scrape (webapp/metrics.py).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import warnings
+from pathlib import Path
 from typing import Any
 
 from webapp.redis.connection import EmbeddedRedis
@@ -30,10 +36,13 @@ accesslog = os.environ.get("WEB_ACCESS_LOG") or None
 control_socket_disable = True
 
 _embedded: EmbeddedRedis | None = None
+_metrics_dir: Path | None = None  # made by on_starting, removed on exit
+METRICS_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
 
 
 def on_starting(server: Any) -> None:
     global _embedded
+    _share_metrics(server)
     if os.environ.get("REDIS_URL"):
         server.log.info("Redis: REDIS_URL from the environment")
         return
@@ -41,6 +50,32 @@ def on_starting(server: Any) -> None:
     _embedded = EmbeddedRedis(EmbeddedRedis.resolve(data_dir))
     os.environ["REDIS_URL"] = _embedded.start()
     server.log.info("Redis: embedded redis-server at %s", os.environ["REDIS_URL"])
+
+
+def _share_metrics(server: Any) -> None:
+    """prometheus_client's multiprocess mode: each worker writes its figures to files in
+    PROMETHEUS_MULTIPROC_DIR, and a scrape adds them all up. Set here, before the fork,
+    so every worker has it when it first imports prometheus_client (on loading the app;
+    the client picks its value store then). The directory must start empty."""
+    global _metrics_dir
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        Path(given).mkdir(parents=True, exist_ok=True)
+        for pattern in METRICS_FILES:  # an earlier run's figures would count again
+            for stale in Path(given).glob(pattern):
+                stale.unlink()
+        server.log.info("Metrics: the workers add up their figures in %s (as given)", given)
+        return
+    _metrics_dir = Path(tempfile.mkdtemp(prefix="wr-metrics-"))
+    os.chown(_metrics_dir, server.cfg.uid, server.cfg.gid)  # workers may run as `user`
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(_metrics_dir)
+    server.log.info("Metrics: the workers add up their figures in %s", _metrics_dir)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    from prometheus_client import multiprocess  # late: only after _share_metrics ran
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
 def post_fork(server: Any, worker: Any) -> None:
@@ -53,3 +88,5 @@ def post_fork(server: Any, worker: Any) -> None:
 def on_exit(server: Any) -> None:
     if _embedded is not None:
         _embedded.stop()
+    if _metrics_dir is not None:
+        shutil.rmtree(_metrics_dir, ignore_errors=True)

@@ -1,0 +1,179 @@
+"""GET /metrics: every room's figures read from Redis, and request latency per endpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from flask import Flask
+from prometheus_client.parser import text_string_to_metric_families
+
+from webapp import create_app
+from webapp.domain.rooms import WaitingRooms
+from webapp.metrics import RoomCollector
+
+TOKEN = "metrics-admin-token-0123456789"
+UPGRADE = {
+    "Upgrade": "websocket",
+    "Connection": "Upgrade",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version": "13",
+}
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+@pytest.fixture
+def app(redis_url: str, r: redis.Redis, clock: Any) -> Iterator[Flask]:
+    """The web tests' app with the admin token and the test's clock."""
+    app = create_app(
+        {
+            "TESTING": True,
+            "REDIS_URL": redis_url,
+            "SECRET_KEY": "web-tests",
+            "SWEEP_INTERVAL": 0,
+            "STATS_REFRESH": 0,
+            "ADMIN_TOKEN": TOKEN,
+            "CLOCK": clock,
+        }
+    )
+    yield app
+    app.extensions["services"].stop()
+
+
+def scrape(app: Flask) -> Samples:
+    """Every sample of one scrape, by sample name and labels."""
+    reply = app.test_client().get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert reply.status_code == 200, reply.get_data(as_text=True)
+    assert reply.mimetype == "text/plain"
+    text = reply.get_data(as_text=True)
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[(name, frozenset(labels.items()))]
+
+
+def test_room_figures_come_from_redis(app: Flask, engine: Any, clock: Any) -> None:
+    """Seats, line, status, joins, admissions, endings by reason and waits, exactly."""
+    engine.configure("hall", {"capacity": 2, "dropout_seconds": 30})
+    engine.configure("annex", {"capacity": 5, "status": "paused"})
+    a, b, c, d, e = (engine.join("hall") for _ in range(5))  # a, b seated; c, d, e wait
+    clock.advance(10)
+    for waiting in (c, d, e):
+        engine.check_in("hall", waiting.token)
+    engine.leave("hall", a.token)  # c is offered the seat after a 10 s wait
+    clock.advance(25)
+    assert engine.check_in("hall", c.token).state == "admitted"
+    engine.check_in("hall", d.token)
+    clock.advance(10)
+    engine.sweep("hall")  # e missed its check-in: dropped
+    engine.leave("hall", b.token)  # d is offered the seat after a 45 s wait
+    clock.advance(40)
+    engine.sweep("hall")  # d never claimed it: unclaimed
+    engine.join("hall")  # seated at once
+    engine.join("hall")  # waits
+
+    found = scrape(app)
+    assert value(found, "waitingroom_room_capacity", room="hall") == 2
+    assert value(found, "waitingroom_room_seats_taken", room="hall") == 2
+    assert value(found, "waitingroom_room_waiting", room="hall") == 1
+    assert value(found, "waitingroom_room_joined_total", room="hall") == 7
+    assert value(found, "waitingroom_room_admitted_total", room="hall") == 5
+    ended = {"left": 2, "dropped": 1, "unclaimed": 1, "removed": 0, "grace": 0, "session": 0}
+    for reason, count in ended.items():
+        assert value(found, "waitingroom_room_ended_total", room="hall", reason=reason) == count
+    buckets = {"5.0": 0, "15.0": 1, "30.0": 1, "60.0": 2, "7200.0": 2, "+Inf": 2}
+    for le, count in buckets.items():
+        assert value(found, "waitingroom_room_wait_seconds_bucket", room="hall", le=le) == count
+    assert value(found, "waitingroom_room_wait_seconds_sum", room="hall") == 55
+    assert value(found, "waitingroom_room_wait_seconds_count", room="hall") == 2
+    for status, on in {"open": 1, "paused": 0, "closed": 0}.items():
+        assert value(found, "waitingroom_room_status", room="hall", status=status) == on
+    assert value(found, "waitingroom_room_status", room="annex", status="paused") == 1
+    assert value(found, "waitingroom_room_capacity", room="annex") == 5
+    assert value(found, "waitingroom_room_joined_total", room="annex") == 0
+    assert value(found, "waitingroom_room_wait_seconds_count", room="annex") == 0
+
+
+def test_the_collector_reads_every_room_on_redis_and_cluster(db: Any, keys: Any) -> None:
+    """Rooms in different cluster slots are read together, each with its own figures."""
+    rooms = WaitingRooms(db, keys)
+    for name, capacity in (("a", 1), ("b", 2), ("c", 3)):
+        rooms.configure(name, {"capacity": capacity})
+        for _ in range(2):
+            rooms.join(name)
+    figures = [(f.name, f.capacity, f.taken, f.waiting) for f in RoomCollector(rooms).figures()]
+    assert figures == [("a", 1, 1, 1), ("b", 2, 2, 0), ("c", 3, 2, 0)]
+
+
+def test_a_deleted_room_is_not_reported(app: Flask, engine: Any, r: redis.Redis) -> None:
+    """A name left in the room index without its room yields no samples."""
+    engine.configure("hall", {"capacity": 1})
+    r.sadd(engine.keys.rooms, "ghost")
+    rooms = {dict(labels).get("room") for _, labels in scrape(app)}
+    assert "hall" in rooms and "ghost" not in rooms
+
+
+def test_metrics_need_the_admin_token(app: Flask) -> None:
+    """No token or a wrong one: 401; public metrics need none."""
+    client = app.test_client()
+    assert client.get("/metrics").status_code == 401
+    wrong = {"Authorization": "Bearer not-the-admin-token-at-all"}
+    assert client.get("/metrics", headers=wrong).status_code == 401
+    app.config["METRICS_PUBLIC"] = True
+    reply = client.get("/metrics")
+    assert reply.status_code == 200
+    assert "waitingroom_http_request_duration_seconds" in reply.get_data(as_text=True)
+
+
+def test_a_redis_outage_answers_503(app: Flask, engine: Any, monkeypatch: Any) -> None:
+    """Without Redis the rooms' figures are unknown: 503 with Retry-After, like any page."""
+
+    def unreachable() -> list[str]:
+        raise redis.ConnectionError("Redis is down")
+
+    monkeypatch.setattr(engine, "names", unreachable)
+    reply = app.test_client().get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert reply.status_code == 503 and reply.headers["Retry-After"] == "5"
+
+
+def test_request_latency_per_endpoint(app: Flask) -> None:
+    """Each request is timed under its Flask endpoint, method and status class."""
+    client = app.test_client()
+    for _ in range(3):
+        assert client.get("/healthz").status_code == 200
+    assert client.get("/api/rooms").status_code == 200
+    assert client.get("/no/such/page").status_code == 404
+    assert client.open("/healthz", method="BREW").status_code == 405
+    scrape(app)
+    found = scrape(app)
+    duration = "waitingroom_http_request_duration_seconds"
+    timed = {
+        ("health.healthz", "GET", "2xx"): 3,
+        ("api.list_rooms", "GET", "2xx"): 1,
+        ("unmatched", "GET", "4xx"): 1,
+        ("unmatched", "other", "4xx"): 1,
+        ("metrics.scrape", "GET", "2xx"): 1,  # the first scrape; this one is not over yet
+    }
+    for (endpoint, method, status), count in timed.items():
+        labels = {"endpoint": endpoint, "method": method, "status": status}
+        assert value(found, f"{duration}_count", **labels) == count
+        assert value(found, f"{duration}_bucket", **labels, le="+Inf") == count
+        assert 0 < value(found, f"{duration}_sum", **labels) < 5
+    endpoints = {dict(labels).get("endpoint") for name, labels in found if duration in name}
+    assert endpoints == {e for e, _, _ in timed}  # never a raw path
+
+
+def test_websocket_handshakes_are_counted_not_timed(app: Flask, make_room: Any) -> None:
+    """A socket's request lives for hours: its handshake is counted, never timed."""
+    make_room("hall")
+    app.test_client().get("/rooms/hall/ws", headers={**UPGRADE, "Origin": "http://localhost"})
+    found = scrape(app)
+    assert value(found, "waitingroom_websocket_handshakes_total") == 1
+    assert not any(dict(labels).get("endpoint") == "ws.room_socket" for _, labels in found)
