@@ -9,7 +9,6 @@ import contextlib
 import logging
 import os
 import secrets
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,9 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from webapp import config
-from webapp.domain.chat import Chats
-from webapp.domain.connections import ConnectionLimits
-from webapp.domain.lobby import Lobby
-from webapp.domain.rooms import WaitingRooms
-from webapp.domain.sweeper import Sweeper
 from webapp.jsonio import OrjsonProvider
-from webapp.redis.connection import connect, ensure_redis_url
-from webapp.redis.keys import Keys
-from webapp.redis.scripts import Scripts
+from webapp.redis.connection import ensure_redis_url
+from webapp.services import build as build_services
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -59,44 +52,24 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config["REDIS_URL"] = url
     log.info("Redis: %s", _redacted(url))
 
-    client = connect(
-        url,
-        socket_timeout=float(app.config["REDIS_SOCKET_TIMEOUT"]),
-        connect_timeout=float(app.config["REDIS_CONNECT_TIMEOUT"]),
-    )
-    keys = Keys(app.config["REDIS_PREFIX"])
-    sweep_every = float(app.config["SWEEP_INTERVAL"] or 0)
-    rooms = WaitingRooms(client, keys, clock=app.config["CLOCK"], sweep_every=sweep_every)
-    chats = Chats(client, keys)
-    app.extensions["redis"] = client
-    app.extensions["scripts"] = Scripts(client)
-    app.extensions["rooms"] = rooms
-    app.extensions["lobby"] = Lobby(rooms, refresh=app.config["STATS_REFRESH"])
-    app.extensions["chats"] = chats
-    app.extensions["limits"] = ConnectionLimits(
-        client,
-        keys,
-        server_id=f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}",
-        ttl_seconds=float(app.config["CONNECTION_TTL"]),
-        max_per_user=int(app.config["MAX_CONNECTIONS_PER_USER"]),
-    )
+    services = build_services(app.config)
+    app.extensions["services"] = services
 
     from webapp import security
-    from webapp.realtime import Hub
-    from webapp.views import api, errors, health, pages, ws
+    from webapp.views import admin_api, admin_auth, api, errors, health, pages, ws
+    from webapp.views import metrics as metrics_views
 
     errors.init_app(app)
-    security.init_app(app, exempt=[api.bp])  # the API takes tokens, never cookies
+    security.init_app(app, exempt=[api.bp, admin_api.bp])  # tokens, never cookies
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
-    app.extensions["hub"] = Hub(client, keys)
+    app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
+    admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`
     ws.init_app(app)
+    metrics_views.init_app(app)  # /metrics, and every request timed
 
-    if sweep_every:
-        sweeper = Sweeper(rooms, sweep_every, chats=chats)
-        sweeper.start()
-        app.extensions["sweeper"] = sweeper
+    services.start()
     return app
 
 

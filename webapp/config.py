@@ -12,7 +12,10 @@ from typing import Any, ClassVar
 
 from flask import Config
 
-SECRETS = ("SECRET_KEY", "ADMIN_TOKEN")  # never parsed: "1e3" or "null" is a password too
+from webapp.domain.admins import MIN_PASSWORD
+
+# Never parsed: "1e3" or "null" is a password too
+SECRETS = ("SECRET_KEY", "ADMIN_TOKEN", "ADMIN_PASSWORD")
 MIN_TOKEN_LENGTH = 16
 
 
@@ -23,6 +26,10 @@ class ConfigError(RuntimeError):
 class Defaults:
     SECRET_KEY: str | None = None  # unset: a random key kept in DATA_DIR/secret_key
     ADMIN_TOKEN: str | None = None  # unset: no admin access at all
+    # Creates (or resets) the panel account "admin" at start; unset: accounts come
+    # from `flask --app webapp admin add NAME` alone
+    ADMIN_PASSWORD: str | None = None
+    ADMIN_SESSION_IDLE_SECONDS = 1800  # a panel login ends after this long unused
     REDIS_URL: str | None = None  # unset: an embedded redis-server under DATA_DIR
     REDIS_PREFIX = "wr"
     REDIS_SOCKET_TIMEOUT = 1.0  # seconds a Redis call may take before the app gives up
@@ -41,6 +48,7 @@ class Defaults:
     SESSION_COOKIE_SECURE = False  # True behind HTTPS: also sends Strict-Transport-Security
     # Wrong admin credentials allowed per client address (flask-limiter's notation)
     ADMIN_FAILURE_LIMIT = "10 per 15 minutes"
+    METRICS_PUBLIC = False  # True: /metrics answers without the admin token
     # Browser pages and the room websocket (issue 3)
     WTF_CSRF_TIME_LIMIT = None  # the token lives as long as the session: a long wait is fine
     WS_BEAT_SECONDS = 5.0  # a live room socket renews its seat this often
@@ -75,4 +83,10 @@ def check_secrets(config: MutableMapping[str, Any]) -> None:
             f"WEBAPP_ADMIN_TOKEN is {len(token)} characters long; it must be at least "
             f"{MIN_TOKEN_LENGTH}. Make one with: "
             "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    password = config.get("ADMIN_PASSWORD")
+    if password is not None and len(password) < MIN_PASSWORD:
+        raise ConfigError(
+            f"WEBAPP_ADMIN_PASSWORD is {len(password)} characters long; it must be at "
+            f"least {MIN_PASSWORD}"
         )

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
+from webapp.domain.rooms import RoomNotFound, WaitingRooms, public_id
 from webapp.redis.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -263,3 +264,24 @@ class RoomRelay:
     def _fan_out(self, room: str, frame: dict[str, Any]) -> None:
         for sock in self.local(room):
             sock.send(frame)
+
+
+def room_state(engine: WaitingRooms, room: str) -> dict[str, Any]:
+    """The room as its page and its sockets show it: a ``room.state`` frame."""
+    summary = engine.summary(room)
+    if summary is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    people = [
+        {"id": public_id(p.token), "name": p.name or "Guest", "since": p.since}
+        for p in engine.participants(room)
+    ]
+    return {
+        "type": "room.state",
+        "room": room,
+        "capacity": summary.capacity,
+        "active": summary.active,
+        "waiting": summary.waiting,
+        "status": summary.status,
+        "notice": summary.notice,
+        "participants": people,
+    }

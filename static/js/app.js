@@ -353,7 +353,16 @@
       connection.querySelector(".text").textContent = text;
     }
 
+    function notice(frame) {
+      var box = byId("notice");
+      if (!box || frame.notice === undefined && frame.text === undefined) { return; }
+      var text = frame.type === "notice" ? frame.text : frame.notice;
+      byId("notice-text").textContent = text || "";
+      box.hidden = !text;
+    }
+
     function render(frame) {
+      notice(frame);
       byId("active").textContent = frame.active;
       byId("capacity").textContent = frame.capacity;
       byId("waiting").textContent = frame.waiting;
@@ -402,6 +411,7 @@
     }
 
     handlers["room.state"] = [render];
+    handlers.notice = [notice];
     handlers.gone = [ended];
 
     function emit(frame) {

@@ -134,8 +134,9 @@ def test_rooms_list_and_qsize(client, make_room):
     for _ in range(3):
         join(client)
     assert client.get("/api/rooms").get_json() == [
-        {"name": "lobby", "capacity": 1, "active": 1, "waiting": 2, "status": "open"}
-    ]
+        {"name": "lobby", "capacity": 1, "active": 1, "waiting": 2, "status": "open",
+         "notice": None}
+    ]  # fmt: skip
     assert client.get("/api/rooms/lobby/qsize").get_json() == {
         "len": 2, "active": 1, "capacity": 1,
     }  # fmt: skip

@@ -6,12 +6,14 @@ from __future__ import annotations
 import time
 
 import pytest
+from recording import RecordingPublisher
 
 from webapp.chat_relay import ChatRelay
 from webapp.domain.chat import Chats, room_chat_id
 from webapp.domain.connections import ConnectionLimits
 from webapp.domain.rooms import WaitingRooms, public_id
 from webapp.domain.sweeper import Sweeper
+from webapp.domain.visits import Visits
 from webapp.realtime import Hub
 from webapp.redis.connection import connect
 
@@ -87,6 +89,9 @@ def test_sweep_on_cluster(cluster, keys, clock):
         rooms.join("hall")
     rooms.leave("hall", seated.token)
     clock.advance(11)
-    assert Sweeper(rooms, interval=5, chats=chats).sweep_once() > 0
+    assert (
+        Sweeper(rooms, interval=5, visits=Visits(rooms, chats, RecordingPublisher())).sweep_once()
+        > 0
+    )
     assert rooms.summary("hall").waiting == 0
     assert chats.members(room_chat_id("hall")) == {}

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from recording import RecordingPublisher
+
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
+from webapp.domain.visits import Visits
 
 
 def test_sweep_drops_waiters_nobody_polls(r, keys, clock):
@@ -72,5 +75,7 @@ def test_sweep_takes_the_seatless_out_of_the_chat(r, keys, clock):
     for ticket in (stays, goes):
         chats.join(room_chat_id("one"), public_id(ticket.token), clock.now)
     rooms.leave("one", goes.token)
-    Sweeper(rooms, interval=5, chats=chats).sweep_once()
+    told = RecordingPublisher()
+    Sweeper(rooms, interval=5, visits=Visits(rooms, chats, told)).sweep_once()
     assert set(chats.members(room_chat_id("one"))) == {public_id(stays.token)}
+    assert told.changed_rooms == ["one"]  # the room's open pages hear of it

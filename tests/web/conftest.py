@@ -12,7 +12,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webapp import create_app
-from webapp.domain.rooms import RoomSettings, WaitingRooms
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.settings import RoomSettings
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
@@ -29,12 +30,12 @@ def app(redis_url: str, r: redis.Redis) -> Iterator[Flask]:
         }
     )
     yield app
-    app.extensions["hub"].close()
+    app.extensions["services"].stop()
 
 
 @pytest.fixture
 def engine(app: Flask) -> WaitingRooms:
-    rooms: WaitingRooms = app.extensions["rooms"]
+    rooms: WaitingRooms = app.extensions["services"].rooms
     return rooms
 
 

@@ -23,14 +23,8 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from webapp.domain import estimate
-from webapp.domain.rooms import (
-    JoinRefused,
-    RoomNotFound,
-    RoomSettings,
-    SettingsChanged,
-    Ticket,
-    WaitingRooms,
-)
+from webapp.domain.rooms import JoinRefused, RoomNotFound, SettingsChanged, Ticket, WaitingRooms
+from webapp.domain.settings import RoomSettings
 
 CACHE_SIZE = 1024  # rooms whose figures a process keeps
 JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
@@ -126,7 +120,7 @@ class Lobby:
         max_ahead = None
         rates = None  # only a room with a max_wait_seconds needs them before the join
         if settings is not None and settings.max_wait_seconds is not None:
-            rates = self.rates(room, self._wall())
+            rates = self.rates(room, self.now())
             max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
         version = cached.version if checked and settings is not None else None
         try:
@@ -140,7 +134,7 @@ class Lobby:
                 limits.append(settings.max_line_length - 1)
             excess = refused.waiting - min(limits, default=refused.waiting - 1)
             if rates is None:
-                rates = self.rates(room, self._wall())
+                rates = self.rates(room, self.now())
             refused.retry_after = estimate.retry_after(rates, excess)
             raise
         return self.standing(room, ticket)
@@ -165,6 +159,11 @@ class Lobby:
         figure = estimate.smooth(estimate.Shown.loads(shown), raw, ticket.now)
         return Standing(ticket, estimate.Estimate(figure.wait, figure.variance), poll, raw, figure)
 
-    def _wall(self) -> float:
+    def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
+        """The wait a joiner would be told now, at the back of a line of ``waiting``."""
+        rates = self.rates(room, self.now())
+        return None if rates is None else estimate.wait_for(rates, waiting)
+
+    def now(self) -> float:
         """Wall-clock seconds: the engine's clock when a test set one, else this host's."""
         return self.rooms.clock() if self.rooms.clock is not None else time.time()

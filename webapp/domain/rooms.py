@@ -11,14 +11,12 @@ import hashlib
 import json
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+from webapp.domain.settings import InvalidSetting, RoomSettings, checked, redis_pairs
 from webapp.redis.keys import Keys, RoomKeys
 from webapp.redis.scripts import Scripts
 
-RoomStatus = Literal["open", "paused", "closed"]
-STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
 ROOM_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 MAX_NAME_LENGTH = 64
 MAX_DISPLAY_NAME = 40
@@ -63,6 +61,10 @@ class NotSeated(RoomError):
     pass
 
 
+class NotWaiting(RoomError):
+    pass
+
+
 class SettingsChanged(Exception):
     """The room's settings changed since the caller read them: read them again."""
 
@@ -99,82 +101,6 @@ def clean_display_name(raw: object) -> str:
     return name
 
 
-# setting -> (smallest, largest) allowed value, for the integer settings
-LIMITS = {
-    "capacity": (1, 1_000_000),
-    "dropout_seconds": (5, 3600),
-    "grace_seconds": (1, 3600),
-    "session_seconds": (10, 86400),
-    "max_wait_seconds": (1, 7 * 86400),
-    "max_line_length": (1, 10_000_000),
-}
-
-
-@dataclass(frozen=True)
-class RoomSettings:
-    capacity: int = 10
-    dropout_seconds: int = 30
-    grace_seconds: int = 15
-    session_seconds: int = 600
-    max_wait_seconds: int | None = None
-    max_line_length: int | None = None
-    status: RoomStatus = "open"
-
-    def changed(self, changes: Mapping[str, Any]) -> RoomSettings:
-        """These settings with ``changes`` applied; InvalidInput names the first bad one."""
-        known = {f.name for f in fields(self)}
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name, value in changes.items():
-            if name not in known:
-                raise InvalidInput(f"unknown setting {name!r}")
-            values[name] = _check_setting(name, value)
-        return RoomSettings(**values)
-
-    def to_redis(self) -> list[str]:
-        return [part for f in fields(self) for part in _field(f.name, getattr(self, f.name))]
-
-    @classmethod
-    def from_redis(cls, raw: Mapping[str, str]) -> RoomSettings:
-        def number(name: str) -> int | None:
-            value = raw.get(name, "")
-            return int(value) if value else None
-
-        return cls(
-            capacity=number("capacity") or cls.capacity,
-            dropout_seconds=number("dropout_seconds") or cls.dropout_seconds,
-            grace_seconds=number("grace_seconds") or cls.grace_seconds,
-            session_seconds=number("session_seconds") or cls.session_seconds,
-            max_wait_seconds=number("max_wait_seconds"),
-            max_line_length=number("max_line_length"),
-            status=raw.get("status", "open"),  # type: ignore[arg-type]
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-def _field(name: str, value: Any) -> tuple[str, str]:
-    """A setting as a field and value of the settings hash ('' for None)."""
-    return name, "" if value is None else str(value)
-
-
-def _check_setting(name: str, value: Any) -> Any:
-    if name == "status":
-        if value not in STATUSES:
-            raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
-        return value
-    low, high = LIMITS[name]
-    nullable = name in ("max_wait_seconds", "max_line_length")
-    if value is None and nullable:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        kind = "an integer or null" if nullable else "an integer"
-        raise InvalidInput(f"{name} must be {kind}")
-    if not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low} and {high}")
-    return value
-
-
 class Ticket(NamedTuple):
     """One visitor's standing in one room, as a script saw it."""
 
@@ -189,6 +115,8 @@ class Ticket(NamedTuple):
     why: str  # why an ended ticket ended
     name: str
     version: int  # the room's settings version when the script ran
+    notice: str  # the room's notice from its admins ('' = none)
+    support_code: str  # names the ticket to an admin (6 characters)
 
     @property
     def seated(self) -> bool:
@@ -205,6 +133,12 @@ class RoomSummary(NamedTuple):
     active: int
     waiting: int
     status: str
+    notice: str = ""
+
+
+class Admission(NamedTuple):
+    tokens: tuple[str, ...]  # the tickets offered a seat, in line order
+    replay: bool  # the request id was seen before: this is what it admitted then
 
 
 class Participant(NamedTuple):
@@ -238,11 +172,11 @@ class WaitingRooms:
     def _now(self) -> str:
         return "" if self.clock is None else repr(self.clock())
 
-    def _run(self, script: str, room: str, *args: Any) -> Any:
+    def _run(self, script: str, room: str, *args: Any, more_keys: tuple[str, ...] = ()) -> Any:
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
-        keys = self.keys.room(room)
-        return self.scripts[script](keys=keys.all(), args=[self._now(), self._every, *args])
+        keys = [*self.keys.room(room).all(), *more_keys]
+        return self.scripts[script](keys=keys, args=[self._now(), self._every, *args])
 
     @staticmethod
     def _ticket(reply: list[Any], room: str) -> Ticket:
@@ -259,6 +193,8 @@ class WaitingRooms:
             why=_text(reply[9]),
             name=_text(reply[10]),
             version=int(reply[11]),
+            notice=_text(reply[12]),
+            support_code=_text(reply[13]),
         )
         if code == "ok":
             return ticket
@@ -274,6 +210,8 @@ class WaitingRooms:
             raise RoomClosed(f"room {room!r} is closed to new visitors")
         if code == "not_seated":
             raise NotSeated("this ticket does not hold a seat")
+        if code == "not_waiting":
+            raise NotWaiting("this ticket is not waiting in line")
         if code == "full":
             raise JoinRefused("the line is full; please try again later", 60, ticket.waiting)
         if code == "too_long":
@@ -283,14 +221,17 @@ class WaitingRooms:
 
     # -- rooms ---------------------------------------------------------------
 
-    def configure(self, room: str, changes: Mapping[str, Any]) -> RoomSettings:
+    def configure(self, room: str, changes: Mapping[str, Any], who: str = "api") -> RoomSettings:
         """Creates the room or changes its settings; returns the settings now in force."""
         if not valid_room_name(room):
             raise InvalidInput("room names are 1 to 64 characters of a-z, 0-9 and -")
-        RoomSettings().changed(changes)  # refuses unknown or bad settings, writes nothing
-        pairs = [part for name, value in changes.items() for part in _field(name, value)]
+        try:
+            wanted = checked(changes)  # refuses unknown or bad settings, writes nothing
+        except InvalidSetting as error:
+            raise InvalidInput(str(error)) from None
         defaults = RoomSettings().to_redis()
-        self._run("room_configure", room, self.batch, len(changes), *pairs, *defaults)
+        pairs = redis_pairs(wanted)
+        self._run("room_configure", room, self.batch, who, len(wanted), *pairs, *defaults)
         self.client.sadd(self.keys.rooms, room)
         return self.settings(room) or RoomSettings().changed(changes)  # unless deleted since
 
@@ -324,13 +265,13 @@ class WaitingRooms:
             return None
         keys = self.keys.room(room)
         pipe = self.client.pipeline(transaction=False)
-        pipe.hmget(keys.settings, "capacity", "status")
+        pipe.hmget(keys.settings, "capacity", "status", "notice")
         pipe.zcard(keys.seats)
         pipe.zcard(keys.line)
-        (capacity, status), active, waiting = pipe.execute()
+        (capacity, status, notice), active, waiting = pipe.execute()
         if capacity is None:
             return None
-        return RoomSummary(room, int(capacity), active, waiting, _text(status))
+        return RoomSummary(room, int(capacity), active, waiting, _text(status), notice or "")
 
     def summaries(self) -> list[RoomSummary]:
         """Every room's figures; tidies index entries of rooms deleted meanwhile."""
@@ -397,8 +338,55 @@ class WaitingRooms:
     def check_in(self, room: str, token: str) -> Ticket:
         return self._ticket(self._run("room_checkin", room, token, self.batch), room)
 
-    def leave(self, room: str, token: str, why: str = "left") -> Ticket:
-        return self._ticket(self._run("room_leave", room, token, why, self.batch), room)
+    def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
+        """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""
+        return self._ticket(self._run("room_leave", room, token, why, self.batch, who), room)
+
+    def admit(
+        self,
+        room: str,
+        count: int,
+        request_id: str = "",
+        override: bool = False,
+        who: str = "",
+        token: str = "",
+    ) -> Admission:
+        """Offers seats to the next ``count`` in line (only as many as are free unless
+        ``override``), or to the one waiting ``token``. The same ``request_id`` again
+        admits nobody new."""
+        request = self.keys.admit_request(room, request_id)
+        code, tokens, replay = self._run(
+            "room_admit",
+            room,
+            count,
+            request_id,
+            "1" if override else "0",
+            who,
+            self.batch,
+            token,
+            more_keys=(request,),
+        )
+        if _text(code) == "no_room":
+            raise RoomNotFound(f"no room named {room!r}")
+        if _text(code) == "not_waiting":
+            raise NotWaiting("this ticket is not waiting in line")
+        return Admission(tuple(json.loads(tokens)), _text(replay) == "1")
+
+    def move(self, room: str, token: str, place: int, who: str) -> Ticket:
+        """Moves a waiting ticket to ``place`` in line (1 = the front)."""
+        return self._ticket(self._run("room_move", room, token, place, who, self.batch), room)
+
+    def set_notice(self, room: str, text: str, who: str) -> None:
+        """The notice every waiting page and the room show ('' clears it)."""
+        if _text(self._run("room_notice", room, text, who)) == "no_room":
+            raise RoomNotFound(f"no room named {room!r}")
+
+    def predict(self, room: str, token: str, wait: float, low: float, high: float) -> None:
+        """Keeps the wait shown to a ticket at its join, to score it at its admission."""
+        keys = self.keys.room(room)
+        self.scripts["room_predict"](
+            keys=[keys.line, keys.predictions], args=[token, f"{wait:.1f},{low:.1f},{high:.1f}"]
+        )
 
     def presence(self, room: str, token: str, op: str, hold: float = 0) -> Ticket:
         """A live connection of a seated ticket: op is open, beat or close."""

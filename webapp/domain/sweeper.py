@@ -1,7 +1,6 @@
 """The background sweep: clears dropouts and lapsed seats in rooms nobody is polling,
-and takes people whose seat ended out of the room's chat (so they no longer hold its
-cleanup back). The room and its chat live in different cluster slots, so that second
-step follows the first rather than being part of it.
+admits from their lines, and (through ``Visits.sweep``) takes people whose seat ended
+out of the room's chat and tells the room's open pages.
 
 Every process runs one sweeper thread; a short Redis lock lets just one of them sweep
 per interval, so many workers add no load.
@@ -11,15 +10,15 @@ from __future__ import annotations
 
 import threading
 
-from webapp.domain.chat import Chats, room_chat_id
-from webapp.domain.rooms import WaitingRooms, public_id
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.visits import Visits
 from webapp.periodic import run_every
 
 
 class Sweeper:
-    def __init__(self, rooms: WaitingRooms, interval: float, chats: Chats | None = None) -> None:
+    def __init__(self, rooms: WaitingRooms, interval: float, visits: Visits | None = None) -> None:
         self.rooms = rooms
-        self.chats = chats
+        self.visits = visits
         self.interval = interval
         self._stop: threading.Event | None = None
 
@@ -37,20 +36,5 @@ class Sweeper:
             return 0
         handled = 0
         for name in self.rooms.names():
-            handled += self.rooms.sweep(name)
-            if self.chats is not None:
-                handled += self.tidy_chat(name)
+            handled += self.visits.sweep(name) if self.visits else self.rooms.sweep(name)
         return handled
-
-    def tidy_chat(self, room: str) -> int:
-        """Takes everyone without a seat out of the room's chat; returns how many."""
-        assert self.chats is not None
-        chat_id = room_chat_id(room)
-        members = set(self.chats.members(chat_id))
-        if not members:
-            return 0
-        seated = {public_id(p.token) for p in self.rooms.participants(room)}
-        gone = members - seated
-        for member in gone:
-            self.chats.leave(chat_id, member)
-        return len(gone)

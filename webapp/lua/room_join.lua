@@ -1,6 +1,6 @@
 --!include room_lib.lua
 -- room_join.lua: a visitor asks to enter a room.
--- KEYS: the room's ten keys (room_lib.lua)
+-- KEYS: the room's fifteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 a fresh token,
 --       4 identity ('' = none), 5 display name, 6 most people allowed ahead of a new
 --       joiner ('' = no limit), 7 upkeep batch size, 8 the settings version the caller's
@@ -38,11 +38,12 @@ if redis.call('HEXISTS', K_TICKETS, token) == 1 then
 end
 
 local waiting = redis.call('ZCARD', K_LINE)
-local t = {st = 'waiting', n = name, j = now}
+local t = {st = 'waiting', n = name, j = now, sc = new_code(token)}
 if identity ~= '' then
     t.id = identity
 end
-if s.status == 'open' and waiting == 0 and redis.call('ZCARD', K_SEATS) < s.capacity then
+if s.status == 'open' and not s.manual and waiting == 0
+        and redis.call('ZCARD', K_SEATS) < s.capacity then
     seat(token, t, now, lease + s.session, 'admitted')
 else
     if s.max_line and waiting >= s.max_line then
@@ -59,7 +60,7 @@ else
     put_ticket(token, t)
 end
 record_gap('arrive', now)
-count('joined')
+count('joined', now)
 if identity ~= '' then
     redis.call('HSET', K_IDENT, identity, token)
 end

@@ -1,11 +1,14 @@
 --!include room_lib.lua
 -- room_leave.lua: a ticket gives up its seat or place (or an admin removes it).
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
--- KEYS: the room's ten keys (room_lib.lua)
+-- KEYS: the room's fifteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
---       4 why (left | removed), 5 upkeep batch size
+--       4 why (left | removed), 5 upkeep batch size, 6 who removes ('' = the visitor)
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown
 local now, token, why = clock(ARGV[1]), ARGV[3], ARGV[4]
+if ARGV[6] and ARGV[6] ~= '' then
+    ACTOR = ARGV[6]
+end
 local s = load_settings()
 if not s then
     return reply('no_room', token, nil, nil, now)

@@ -1,18 +1,25 @@
 -- room_lib.lua: the rules every room script shares. The loader puts this file in front
 -- of each script that starts with "--!include room_lib.lua"; it is never run alone.
 --
--- KEYS (every room script takes the same ten, all with the room's hash tag):
+-- KEYS (every room script takes the same fifteen, all with the room's hash tag):
 --   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
---                        max_wait_seconds, max_line_length, status, version
+--                        max_wait_seconds, max_line_length, status, admission_mode,
+--                        version, notice, notice_at
 --   2 seq         string the line's sequence: one number per joiner, never reused
 --   3 line        zset   waiting ticket -> sequence number (the order of the line)
 --   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
 --   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
---   6 tickets     hash   ticket -> JSON {st, why, id, n, seq, j, a, e, sock}
+--   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c}
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
 --  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds)
+--  11 audit       stream admin actions and admissions: kind, who, code, name, detail
+--  12 codes       hash   support code -> ticket
+--  13 history     hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
+--                        or sample (w: waiting, s: seats), a day of minutes kept
+--  14 predictions hash   waiting ticket -> "wait,low,high" predicted at its join
+--  15 accuracy    stream predicted against actual wait of each admission from the line
 --
 -- Two clocks. `now` (Redis TIME, or the caller's) times events: joins, statistics,
 -- ended tickets. `lease` times deadlines: check-ins and seats are due on it. It is
@@ -25,10 +32,13 @@
 -- says why: left, removed, dropped, unclaimed, grace, session.
 --
 -- Every room script replies with reply(): {code, token, state, position, waiting,
--- active, capacity, room status, now, why, name, settings version}.
+-- active, capacity, room status, now, why, name, settings version, notice, support
+-- code}.
 
 local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TICKETS, K_IDENT, K_ENDED, K_STATS, K_CLOCK = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local K_AUDIT, K_CODES, K_HISTORY = KEYS[11], KEYS[12], KEYS[13]
+local K_PREDICTIONS, K_ACCURACY = KEYS[14], KEYS[15]
 
 local TAU = 600            -- seconds: statistics forget the past with this time constant
 local TAU_LONG = 3600      -- seconds: ... and the long copies of the release statistics
@@ -38,6 +48,15 @@ local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (
 local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
 
 local SEEN_EVERY = 0.25    -- seconds: how often "seen" is written (its precision)
+local AUDIT_MAX = 10000    -- entries an audit stream keeps (about)
+local ACCURACY_MAX = 5000  -- admissions whose prediction is kept, for the panel (about)
+local HISTORY_MINUTES = 1440  -- minutes of history kept for the charts
+local HISTORY_FIGURES = {'joined', 'admitted', 'ended_left', 'ended_removed', 'ended_dropped',
+    'ended_unclaimed', 'ended_grace', 'ended_session', 'w', 's'}
+local CODE_CHARS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'  -- Crockford's base 32: no I, L, O, U
+
+-- Who acts: 'engine' unless a script acts for an admin (it sets ACTOR from its ARGV).
+local ACTOR = 'engine'
 
 local function clock(arg)
     if arg ~= nil and arg ~= '' then
@@ -80,7 +99,9 @@ local function load_settings()
         session = tonumber(s.session_seconds),
         max_line = tonumber(s.max_line_length),  -- nil when unset ('')
         status = s.status,
+        manual = s.admission_mode == 'manual',  -- nobody is seated but by an admin
         version = tonumber(s.version) or 0,  -- bumped by every change of the settings
+        notice = s.notice or '',
     }
 end
 
@@ -128,8 +149,38 @@ end
 
 -- Counters that only grow, for monitoring (Prometheus counters read them at scrape
 -- time): "count:<what>" in the stats hash.
-local function count(what)
+local function count(what, now)
     redis.call('HINCRBY', K_STATS, 'count:' .. what, 1)
+    redis.call('HINCRBY', K_HISTORY, math.floor(now / 60) .. ':' .. what, 1)
+end
+
+-- One entry of the room's audit log. `t` may be nil (an action on the room itself).
+local function audit(now, kind, t, detail)
+    local code, name = '', ''
+    if t then
+        code, name = t.sc or '', t.n or ''
+    end
+    redis.call('XADD', K_AUDIT, 'MAXLEN', '~', AUDIT_MAX, '*', 'at', tostring(now),
+        'kind', kind, 'who', ACTOR, 'code', code, 'name', name, 'detail', detail or '')
+end
+
+-- A short code naming a ticket to an admin (support), unique in the room while the
+-- ticket is remembered: 6 characters from the ticket's hash (another hash on a clash).
+local function new_code(token)
+    for attempt = 0, 9 do
+        local h = redis.sha1hex(token .. ':' .. attempt)
+        local n = tonumber(string.sub(h, 1, 8), 16)
+        local code = ''
+        for _ = 1, 6 do
+            local i = n % 32
+            code = code .. string.sub(CODE_CHARS, i + 1, i + 1)
+            n = math.floor(n / 32)
+        end
+        if redis.call('HSETNX', K_CODES, code, token) == 1 then
+            return code
+        end
+    end
+    return ''
 end
 
 -- Upper bounds (seconds) of the buckets of experienced waits: "waits:le:<bound>" counts
@@ -197,7 +248,11 @@ local function end_ticket(token, t, why, now)
         record('abandon', now, now - t.j)
     end
     record('end_' .. why, now, nil)
-    count('ended_' .. why)
+    count('ended_' .. why, now)
+    redis.call('HDEL', K_PREDICTIONS, token)
+    if why == 'removed' then
+        audit(now, 'remove', t, t.st)
+    end
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)
     redis.call('ZADD', K_ENDED, now, token)
@@ -221,6 +276,12 @@ local function seat(token, t, now, deadline, state)
     if t.st == 'waiting' and t.seq then
         record('waited', now, now - t.j)
         count_wait(now - t.j)
+        local predicted = redis.call('HGET', K_PREDICTIONS, token)
+        if predicted then
+            redis.call('HDEL', K_PREDICTIONS, token)
+            redis.call('XADD', K_ACCURACY, 'MAXLEN', '~', ACCURACY_MAX, '*', 'at', tostring(now),
+                'predicted', predicted, 'actual', tostring(now - t.j))
+        end
         -- Of the k people ahead of this ticket when it joined, how many were let in
         -- first (the rest dropped out): "ahead" sums that count, weighted by k. Line
         -- admissions are counted in "line:admitted"; the ticket kept the count at join.
@@ -233,15 +294,17 @@ local function seat(token, t, now, deadline, state)
         end
     end
     record('seat', now, nil)
-    count('admitted')
+    count('admitted', now)
+    local from = t.seq and 'line' or 'direct'
     t.st, t.a = state, now
     put_ticket(token, t)
+    audit(now, 'admit', t, from)
 end
 
 -- Offers free seats to the head of the line, in line order. A head whose check-in is
 -- overdue (not yet swept) drops out instead, so a dead visitor never takes a seat.
 local function promote(now, lease, limit, s)
-    if s.status == 'paused' then
+    if s.status == 'paused' or s.manual then
         return 0
     end
     local free = s.capacity - redis.call('ZCARD', K_SEATS)
@@ -280,6 +343,12 @@ local function settle(now, lease, limit, s)
     local promoted = promote(now, lease, limit, s)
     local old = redis.call('ZRANGEBYSCORE', K_ENDED, '-inf', '(' .. (now - RETAIN), 'LIMIT', 0, limit)
     if #old > 0 then
+        for _, raw in ipairs(redis.call('HMGET', K_TICKETS, unpack(old))) do
+            local t = raw and cjson.decode(raw)
+            if t and t.sc and t.sc ~= '' then
+                redis.call('HDEL', K_CODES, t.sc)
+            end
+        end
         redis.call('HDEL', K_TICKETS, unpack(old))
         redis.call('ZREM', K_ENDED, unpack(old))
     end
@@ -318,11 +387,40 @@ local function check_in(token, t, lease, s)
     end
 end
 
+-- Renews the TTLs of the room's runtime keys on every visitor's call, so the keys of
+-- a room nobody uses any more expire (deleting the room removes them all at once).
 local function touch()
-    for _, key in ipairs({K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED, K_CLOCK}) do
+    for _, key in ipairs({K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED,
+            K_CLOCK, K_CODES, K_PREDICTIONS}) do
         redis.call('EXPIRE', key, IDLE_TTL)
     end
-    redis.call('EXPIRE', K_STATS, STATS_TTL)
+    for _, key in ipairs({K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}) do
+        redis.call('EXPIRE', key, STATS_TTL)
+    end
+end
+
+-- Samples the line and the seats once a minute for the charts, and forgets minutes
+-- older than a day (at most an hour of them per call).
+local function sample_history(now)
+    local minute = math.floor(now / 60)
+    if redis.call('HSETNX', K_HISTORY, minute .. ':w', redis.call('ZCARD', K_LINE)) == 0 then
+        return
+    end
+    redis.call('HSET', K_HISTORY, minute .. ':s', redis.call('ZCARD', K_SEATS))
+    local oldest = minute - HISTORY_MINUTES
+    local trimmed = tonumber(redis.call('HGET', K_HISTORY, 'trimmed')) or oldest - 1
+    local from = math.max(trimmed + 1, oldest - 60)
+    if from > oldest then
+        return
+    end
+    local fields = {}
+    for m = from, math.min(oldest, from + 59) do
+        for _, figure in ipairs(HISTORY_FIGURES) do
+            fields[#fields + 1] = m .. ':' .. figure
+        end
+    end
+    redis.call('HDEL', K_HISTORY, unpack(fields))
+    redis.call('HSET', K_HISTORY, 'trimmed', math.min(oldest, from + 59))
 end
 
 local function reply(code, token, t, s, now)
@@ -333,12 +431,13 @@ local function reply(code, token, t, s, now)
             position = (redis.call('ZRANK', K_LINE, token) or -1) + 1
         end
     end
-    local capacity, status, version = 0, '', 0
+    local capacity, status, version, notice = 0, '', 0, ''
     if s then
-        capacity, status, version = s.capacity, s.status, s.version
+        capacity, status, version, notice = s.capacity, s.status, s.version, s.notice
     end
     return {code, token or '', state, position, redis.call('ZCARD', K_LINE),
-        redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name, version}
+        redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name, version,
+        notice, t and t.sc or ''}
 end
 
 -- The start of every script about one ticket: the room, its lease clock, its upkeep,

@@ -1,9 +1,9 @@
 --!include room_lib.lua
 -- room_presence.lua: a seated ticket's live connection opens, beats or closes.
 -- While open, each beat holds the seat `hold` seconds more; a close holds it for the
--- room's grace_seconds, so a reload or a glitch does not lose it. Several open sockets
+-- room's grace_seconds (at most), so a reload or a glitch does not lose it. Several open sockets
 -- of one ticket keep each other's seat: the next beat of any of them renews it.
--- KEYS: the room's ten keys (room_lib.lua)
+-- KEYS: the room's fifteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
 --       4 op (open | beat | close), 5 hold seconds for open and beat, 6 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_seated
@@ -16,7 +16,9 @@ if t.st ~= 'offered' and t.st ~= 'admitted' then
     return reply('not_seated', token, t, s, now)
 end
 if op == 'close' then
-    redis.call('ZADD', K_SEATS, 'XX', lease + s.grace, token)
+    -- Never later than the seat's hold: a close that lands late (Redis was away) must
+    -- not keep the seat longer than the last beat promised.
+    redis.call('ZADD', K_SEATS, 'XX', 'LT', lease + s.grace, token)
     t.sock = 'closed'
 else
     redis.call('ZADD', K_SEATS, 'XX', lease + hold, token)

@@ -25,6 +25,11 @@ class RoomKeys:
     ended: str  # zset: ended ticket -> time it ended (kept a while to answer 410)
     stats: str  # hash: time-decayed event statistics for wait estimates
     clock: str  # hash: the lease clock (seen, skipped): outages skipped on deadlines
+    audit: str  # stream: admin actions and admissions (who, what, when, why), capped
+    codes: str  # hash: support code -> ticket (an admin finds a visitor by it)
+    history: str  # hash: "<minute>:<figure>" -> count or sample, for charts (a day kept)
+    predictions: str  # hash: waiting ticket -> "wait,low,high" predicted at its join
+    accuracy: str  # stream: predicted against actual wait of each admission, capped
 
     def all(self) -> list[str]:
         """Every key of the room, in the order the Lua scripts take them as KEYS."""
@@ -39,6 +44,11 @@ class RoomKeys:
             self.ended,
             self.stats,
             self.clock,
+            self.audit,
+            self.codes,
+            self.history,
+            self.predictions,
+            self.accuracy,
         ]
 
 
@@ -76,7 +86,16 @@ class Keys:
             ended=f"{base}:ended",
             stats=f"{base}:stats",
             clock=f"{base}:clock",
+            audit=f"{base}:audit",
+            codes=f"{base}:codes",
+            history=f"{base}:history",
+            predictions=f"{base}:predictions",
+            accuracy=f"{base}:accuracy",
         )
+
+    def admit_request(self, room: str, request_id: str) -> str:
+        """string, a day: what an admin admission with this request id admitted."""
+        return f"{self.prefix}:{{room:{room}}}:admit:{request_id}"
 
     def chat(self, chat_id: str) -> ChatKeys:
         base = f"{self.prefix}:{{chat:{chat_id}}}"
@@ -126,3 +145,13 @@ class Keys:
     def sweep_lock(self) -> str:
         """string with a short TTL: one process sweeps the rooms per interval."""
         return f"{self.prefix}:sweep-lock"
+
+    @property
+    def admins(self) -> str:
+        """hash: admin name -> argon2 hash of the password (the panel's accounts)."""
+        return f"{self.prefix}:admins"
+
+    def admin_session(self, digest: str) -> str:
+        """string (JSON) with a TTL of the idle timeout: one logged-in panel session,
+        named by the SHA-256 of its cookie's token (the token itself is never stored)."""
+        return f"{self.prefix}:admin-session:{digest}"

@@ -1,4 +1,5 @@
-"""Thin blueprints: parse the request, call the domain, render."""
+"""Thin blueprints: parse the request, call the domain, render. Each reaches the app's
+services through these typed accessors."""
 
 from __future__ import annotations
 
@@ -6,19 +7,32 @@ from flask import current_app
 
 from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
+from webapp.domain.visits import Visits
+from webapp.services import Services
+
+
+def services() -> Services:
+    found: Services = current_app.extensions["services"]
+    return found
 
 
 def rooms() -> WaitingRooms:
-    engine: WaitingRooms = current_app.extensions["rooms"]
-    return engine
+    return services().rooms
 
 
 def lobby() -> Lobby:
-    service: Lobby = current_app.extensions["lobby"]
-    return service
+    return services().lobby
 
 
 def chats() -> Chats:
-    service: Chats = current_app.extensions["chats"]
-    return service
+    return services().chats
+
+
+def visits() -> Visits:
+    return services().visits
+
+
+def reports() -> Reports:
+    return services().reports

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import hmac
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
@@ -11,8 +12,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.views import lobby, rooms
-from webapp.views.errors import error_response
+from webapp.views import lobby, rooms, visits
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
@@ -44,6 +44,8 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "active": ticket.active,
         "capacity": ticket.capacity,
         "room_status": ticket.room_status,
+        "support_code": ticket.support_code,
+        "notice": ticket.notice or None,
     }
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
 
@@ -53,55 +55,9 @@ def wait_range(guess: Estimate) -> list[int]:
     return [max(round(guess.wait - guess.spread), 0), round(guess.wait + guess.spread)]
 
 
-def check_admin() -> ResponseReturnValue | None:
-    expected = current_app.config.get("ADMIN_TOKEN")
-    given = request.headers.get("Authorization", "")
-    if not expected:
-        return error_response(401, "admin access is disabled (WEBAPP_ADMIN_TOKEN is unset)")
-    scheme, _, token = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        token.strip().encode(), str(expected).encode()
-    ):
-        return error_response(
-            401, "a valid admin token is required", {"WWW-Authenticate": "Bearer"}
-        )
-    return None
-
-
-@bp.put("/admin/rooms/<room>")
-def put_room(room: str) -> ResponseReturnValue:
-    if (refused := check_admin()) is not None:
-        return refused
-    changes = json_object(required=True)
-    created = rooms().settings(room) is None
-    settings = rooms().configure(room, changes)
-    lobby().forget(room)
-    return jsonify(name=room, **settings.as_dict()), 201 if created else 200
-
-
-@bp.get("/admin/rooms/<room>")
-def get_room(room: str) -> ResponseReturnValue:
-    if (refused := check_admin()) is not None:
-        return refused
-    settings = rooms().settings(room)
-    if settings is None:
-        raise RoomNotFound(f"no room named {room!r}")
-    return jsonify(name=room, **settings.as_dict())
-
-
-@bp.delete("/admin/rooms/<room>")
-def delete_room(room: str) -> ResponseReturnValue:
-    if (refused := check_admin()) is not None:
-        return refused
-    if not rooms().delete(room):
-        raise RoomNotFound(f"no room named {room!r}")
-    lobby().forget(room)
-    return jsonify(deleted=room)
-
-
 @bp.get("/rooms")
 def list_rooms() -> ResponseReturnValue:
-    return jsonify([summary._asdict() for summary in rooms().summaries()])
+    return jsonify([{**s._asdict(), "notice": s.notice or None} for s in rooms().summaries()])
 
 
 @bp.post("/rooms/<room>/join")
@@ -114,7 +70,7 @@ def join(room: str) -> ResponseReturnValue:
             f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
         )
     identity = f"api:{key}" if key else ""
-    return standing_json(lobby().join(room, identity=identity, name=name))
+    return standing_json(visits().join(room, identity=identity, name=name))
 
 
 @bp.get("/rooms/<room>/position/<token>")
@@ -127,7 +83,7 @@ def position(room: str, token: str) -> ResponseReturnValue:
 
 @bp.post("/rooms/<room>/leave/<token>")
 def leave(room: str, token: str) -> ResponseReturnValue:
-    ticket = rooms().leave(room, token)
+    ticket = visits().end(room, token)
     return jsonify(token=ticket.token, status="left", left=True)
 
 
@@ -137,3 +93,15 @@ def qsize(room: str) -> ResponseReturnValue:
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     return jsonify({"len": summary.waiting, "active": summary.active, "capacity": summary.capacity})
+
+
+@cache
+def openapi_document() -> bytes:
+    """webapp/openapi.json, read once per process."""
+    return resources.files("webapp").joinpath("openapi.json").read_bytes()
+
+
+@bp.get("/openapi.json")
+def openapi() -> ResponseReturnValue:
+    """The OpenAPI 3.1 description of this API; docs/api.md is the readable guide."""
+    return current_app.response_class(openapi_document(), mimetype="application/json")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import secrets
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 from redis.exceptions import RedisError
 
-from webapp.redis.scripts import Scripts
+from webapp.views import services
 
 bp = Blueprint("health", __name__)
 
@@ -26,7 +26,7 @@ def healthz() -> ResponseReturnValue:
 
 @bp.get("/readyz")
 def readyz() -> ResponseReturnValue:
-    scripts: Scripts = current_app.extensions["scripts"]
+    scripts = services().scripts
     nonce = secrets.token_hex(8)
     try:
         reply = scripts["health"](keys=[], args=[nonce])

@@ -16,7 +16,6 @@ from typing import Any
 
 from flask import (
     Blueprint,
-    current_app,
     flash,
     make_response,
     redirect,
@@ -27,7 +26,6 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 
-from webapp.domain.chat import room_chat_id
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import (
@@ -36,12 +34,11 @@ from webapp.domain.rooms import (
     RoomNotFound,
     TicketGone,
     TicketNotFound,
-    WaitingRooms,
     clean_display_name,
     public_id,
 )
-from webapp.realtime import RoomRelay
-from webapp.views import chats, lobby, rooms
+from webapp.realtime import room_state
+from webapp.views import lobby, rooms, visits
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -66,12 +63,6 @@ def remember(room: str, token: str | None) -> None:
     else:
         held[room] = token
     session["tickets"] = held
-
-
-def announce(room: str) -> None:
-    """Tells the room's sockets in every process that who holds a seat changed."""
-    relay: RoomRelay = current_app.extensions["relay"]
-    relay.changed(room)
 
 
 def is_htmx() -> bool:
@@ -122,16 +113,18 @@ def set_name() -> ResponseReturnValue:
 def gate(room: str) -> ResponseReturnValue:
     if not session.get("name"):
         return redirect(url_for(".home", next=request.path))
-    standing = lobby().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
+    standing = visits().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
     remember(room, standing.ticket.token)
     if not standing.ticket.seated:
         return render_template("waiting.html", **line_context(room, standing))
-    announce(room)
     poll = standing.poll_after
     welcome = session.pop("welcome", None) == room
     state = room_state(rooms(), room)
     you = public_id(standing.ticket.token)
-    return render_template("room.html", room=room, state=state, welcome=welcome, poll=poll, you=you)
+    code = standing.ticket.support_code
+    return render_template(
+        "room.html", room=room, state=state, welcome=welcome, poll=poll, you=you, support_code=code
+    )
 
 
 @bp.get("/rooms/<room>/line")
@@ -159,9 +152,7 @@ def leave(room: str) -> ResponseReturnValue:
     remember(room, None)
     if token is not None:
         with contextlib.suppress(TicketNotFound, RoomNotFound):
-            rooms().leave(room, token)
-        chats().leave(room_chat_id(room), public_id(token))
-        announce(room)
+            visits().end(room, token)
     flash(f"You left {room}. Your place has been given up.", "info")
     return redirect(url_for(".home")), 303
 
@@ -197,26 +188,6 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "wait": wait_words(standing.estimate, ticket.room_status),
         "poll": standing.poll_after,
         "moved": seen is not None and seen != ticket.position,
-    }
-
-
-def room_state(engine: WaitingRooms, room: str) -> dict[str, Any]:
-    """The room as its page and its sockets show it: a ``room.state`` frame."""
-    summary = engine.summary(room)
-    if summary is None:
-        raise RoomNotFound(f"no room named {room!r}")
-    people = [
-        {"id": public_id(p.token), "name": p.name or "Guest", "since": p.since}
-        for p in engine.participants(room)
-    ]
-    return {
-        "type": "room.state",
-        "room": room,
-        "capacity": summary.capacity,
-        "active": summary.active,
-        "waiting": summary.waiting,
-        "status": summary.status,
-        "participants": people,
     }
 
 

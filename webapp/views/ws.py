@@ -36,13 +36,10 @@ from simple_websocket import ConnectionClosed
 from webapp import jsonio
 from webapp.chat_relay import ChatRelay, Subscription
 from webapp.domain.chat import ChatError, RateLimited, room_chat_id
-from webapp.domain.connections import ConnectionLimits
 from webapp.domain.rooms import RoomError, public_id
-from webapp.periodic import run_every
-from webapp.realtime import RoomRelay
+from webapp.realtime import room_state
 from webapp.security import same_origin
-from webapp.views import lobby, rooms
-from webapp.views.pages import room_state
+from webapp.views import lobby, rooms, services
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)
@@ -139,25 +136,12 @@ def ping(conn: Connection, frame: dict[str, Any]) -> None:
 
 
 def init_app(app: Any) -> None:
-    engine = app.extensions["rooms"]
-    app.extensions["relay"] = RoomRelay(
-        app.extensions["hub"], state=lambda room: room_state(engine, room)
-    )
-    chat = ChatRelay(
-        app.extensions["chats"], app.extensions["hub"], app.config["CLOCK"] or time.time
-    )
-    app.extensions["chat_relay"] = chat
-    limits: ConnectionLimits = app.extensions["limits"]
-    if app.config["CHAT_UPKEEP_SECONDS"]:
-        chat.start(float(app.config["CHAT_UPKEEP_SECONDS"]))
-    run_every(limits.ttl / 3, lambda: limits.heartbeat(time.time()), "connection-heartbeat")
     app.register_blueprint(bp)
     sock.init_app(app)
 
 
 def chat_relay() -> ChatRelay:
-    relay: ChatRelay = current_app.extensions["chat_relay"]
-    return relay
+    return services().chat_relay
 
 
 @frames.on("send")
@@ -214,7 +198,7 @@ def close(ws: Any, code: int, reason: str) -> None:
 
 
 def limited_room(ws: Any, room: str) -> None:
-    limits: ConnectionLimits = current_app.extensions["limits"]
+    limits = services().limits
     visitor = str(session.get("vid", ""))
     if not limits.acquire(visitor, time.time()):
         close(ws, CLOSE_TOO_MANY, f"too many open connections: at most {limits.max_per_user} "
@@ -230,7 +214,7 @@ def limited_room(ws: Any, room: str) -> None:
 
 
 def serve_room(ws: Any, room: str, config: Any) -> None:
-    relay: RoomRelay = current_app.extensions["relay"]
+    relay = services().relay
     conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
     beat = float(config["WS_BEAT_SECONDS"])
     try:
@@ -259,7 +243,7 @@ def release_seat(room: str, token: str, hold: float) -> None:
     """The socket closed: the seat is held for grace from now. If Redis is away, that is
     tried again in the background until it lands (or the seat's own hold has long run
     out and the sweep has freed it): a seat is never left "open" by a lost close."""
-    engine, relay = rooms(), current_app.extensions["relay"]
+    engine, relay = rooms(), services().relay
 
     def attempt() -> bool:
         try:
@@ -276,12 +260,10 @@ def release_seat(room: str, token: str, hold: float) -> None:
 
     def retry() -> None:
         deadline = time.monotonic() + hold + RELEASE_PATIENCE
-        delay = 0.5
         while time.monotonic() < deadline:
-            time.sleep(delay)
+            time.sleep(BEAT_RETRY)  # as often as a beat: the seat is freed in time
             if attempt():
                 return
-            delay = min(delay * 2, 5.0)
         log.warning("could not release a seat in %s; its hold lapses instead", room)
 
     threading.Thread(target=retry, name="release-seat", daemon=True).start()

@@ -1,0 +1,222 @@
+"""What admins do to a room, through Visits (the one home of every side effect), and
+what the panel reads back: manual admission, batch admission, removal, moves, notices,
+support codes, the audit log, the charts' history and the estimates' accuracy."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+from recording import RecordingPublisher
+
+from webapp.domain.chat import Chats, room_chat_id
+from webapp.domain.reports import Reports
+from webapp.domain.rooms import NotWaiting, TicketGone, WaitingRooms, public_id
+from webapp.domain.visits import Visits
+
+
+@pytest.fixture
+def rooms(r, keys, clock):
+    return WaitingRooms(r, keys, clock=clock)
+
+
+@pytest.fixture
+def told():
+    return RecordingPublisher()
+
+
+@pytest.fixture
+def visits(rooms, r, keys, told):
+    return Visits(rooms, Chats(r, keys), told)
+
+
+@pytest.fixture
+def reports(rooms):
+    return Reports(rooms)
+
+
+def line_of(rooms, n, room="hall"):
+    return [rooms.join(room, name=f"P{i}").token for i in range(n)]
+
+
+def test_a_manual_room_seats_nobody_by_itself(rooms, clock):
+    """Manual admission: free seats stay free and everyone waits for an admin."""
+    rooms.configure("hall", {"capacity": 3, "admission_mode": "manual"})
+    tokens = line_of(rooms, 3)
+    clock.advance(1)
+    rooms.sweep("hall")
+    assert [rooms.check_in("hall", t).position for t in tokens] == [1, 2, 3]
+
+
+def test_batch_admission_takes_the_head_and_is_idempotent(rooms, visits, told):
+    """Admit 2: the first two are offered seats; the same request id admits nobody new."""
+    rooms.configure("hall", {"capacity": 5, "admission_mode": "manual"})
+    tokens = line_of(rooms, 4)
+    first = visits.admit("hall", 2, request_id="r-1", who="ann")
+    assert first.tokens == tuple(tokens[:2]) and not first.replay
+    assert told.changed_rooms == ["hall"]
+    again = visits.admit("hall", 2, request_id="r-1", who="ann")
+    assert again.tokens == first.tokens and again.replay
+    assert rooms.summary("hall").active == 2
+    assert rooms.check_in("hall", tokens[0]).state == "admitted"  # the offer is claimed
+    assert rooms.check_in("hall", tokens[2]).position == 1
+
+
+def test_admission_stops_at_free_seats_unless_overridden(rooms, visits):
+    """Capacity holds unless the admin explicitly overrides it."""
+    rooms.configure("hall", {"capacity": 2, "admission_mode": "manual"})
+    line_of(rooms, 5)
+    assert len(visits.admit("hall", 5, who="ann").tokens) == 2
+    assert visits.admit("hall", 5, who="ann").tokens == ()
+    assert len(visits.admit("hall", 2, override=True, who="ann").tokens) == 2
+    assert rooms.summary("hall").active == 4
+
+
+def _admit_from_a_process(url, prefix, results, request_id):
+    import redis as redis_py
+
+    from webapp.domain.rooms import WaitingRooms
+    from webapp.redis.keys import Keys
+
+    engine = WaitingRooms(redis_py.Redis.from_url(url, decode_responses=True), Keys(prefix))
+    results.put(engine.admit("hall", 50, request_id=request_id, override=True, who=request_id))
+
+
+def test_two_admins_at_once_never_admit_one_person_twice(r, keys, redis_url, reports):
+    """Two processes each admit 50 from a line of 80: exactly 80 distinct, each audited
+    once; replaying a request id admits nobody."""
+    rooms = WaitingRooms(r, keys)
+    rooms.configure("hall", {"capacity": 1, "admission_mode": "manual"})
+    everyone = set(line_of(rooms, 80))
+    results: multiprocessing.Queue = multiprocessing.Queue()
+    procs = [
+        multiprocessing.Process(
+            target=_admit_from_a_process, args=(redis_url, keys.prefix, results, f"admin-{i}")
+        )
+        for i in range(2)
+    ]
+    for proc in procs:
+        proc.start()
+    admitted = [results.get(timeout=30) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=30)
+    tokens = [t for a in admitted for t in a.tokens]
+    assert len(tokens) == 80 and set(tokens) == everyone
+    admits = reports.audit("hall", count=1000, kinds=["admit"])
+    assert len(admits) == 80
+    assert {a.who for a in admits} == {"admin-0", "admin-1"}
+    assert rooms.admit("hall", 50, request_id="admin-0", override=True).replay
+    assert len(reports.audit("hall", count=1000, kinds=["admit"])) == 80
+
+
+def test_removal_ends_the_ticket_leaves_the_chat_and_is_audited(rooms, visits, r, keys, reports):
+    """An admin removes someone seated: the seat frees, the chat forgets them."""
+    rooms.configure("hall", {"capacity": 1})
+    seated = rooms.join("hall", name="Ann")
+    chats = Chats(r, keys)
+    chats.join(room_chat_id("hall"), public_id(seated.token), 0.0)
+    visits.remove("hall", seated.token, who="boss")
+    with pytest.raises(TicketGone) as gone:
+        rooms.check_in("hall", seated.token)
+    assert gone.value.why == "removed"
+    assert chats.members(room_chat_id("hall")) == {}
+    entry = reports.audit("hall", kinds=["remove"])[0]
+    assert (entry.who, entry.name, entry.code) == ("boss", "Ann", seated.support_code)
+
+
+def test_moving_someone_to_the_front_and_back(rooms, visits, reports):
+    """Move to 1: at the head; to 3: third; a seated person cannot be moved."""
+    rooms.configure("hall", {"capacity": 1})
+    seated = rooms.join("hall")
+    a, b, c, d = line_of(rooms, 4)
+    visits.move("hall", d, 1, who="boss")
+    assert [rooms.check_in("hall", t).position for t in (d, a, b, c)] == [1, 2, 3, 4]
+    visits.move("hall", d, 3, who="boss")
+    assert [rooms.check_in("hall", t).position for t in (a, b, d, c)] == [1, 2, 3, 4]
+    visits.move("hall", a, 99, who="boss")
+    assert rooms.check_in("hall", a).position == 4
+    with pytest.raises(NotWaiting):
+        visits.move("hall", seated.token, 1, who="boss")
+    assert [e.detail for e in reports.audit("hall", kinds=["move"])] == ["1->4", "1->3", "4->1"]
+
+
+def test_a_notice_reaches_sockets_at_once_and_check_ins_after(rooms, visits, told, reports):
+    """The notice is published to the room and carried by every later reply."""
+    rooms.configure("hall", {"capacity": 1})
+    rooms.join("hall")
+    waiting = rooms.join("hall").token
+    visits.notice("hall", "  Doors   close at ten  ", who="boss")
+    assert told.frames == [("hall", {"type": "notice", "text": "Doors close at ten"})]
+    assert rooms.check_in("hall", waiting).notice == "Doors close at ten"
+    visits.notice("hall", "", who="boss")
+    assert rooms.check_in("hall", waiting).notice == ""
+    assert [e.kind for e in reports.audit("hall")][:2] == ["notice_cleared", "notice"]
+
+
+def test_support_codes_find_people(rooms, reports):
+    """Every ticket has a short code; an admin finds the person by it, in any case."""
+    rooms.configure("hall", {"capacity": 1})
+    rooms.join("hall", name="Ann")
+    bob = rooms.join("hall", name="Bob")
+    assert len(bob.support_code) == 6 and bob.support_code.isalnum()
+    found = reports.find("hall", f" {bob.support_code.lower()} ")
+    assert found is not None and (found.name, found.position) == ("Bob", 1)
+    assert [p.name for p in reports.search("hall", "bo")] == ["Bob"]
+    assert reports.find("hall", "ZZZZZZ") is None
+
+
+def test_support_codes_are_unique_in_a_room(rooms):
+    """A thousand tickets, a thousand codes."""
+    rooms.configure("hall", {"capacity": 1})
+    codes = {rooms.join("hall").support_code for _ in range(1000)}
+    assert len(codes) == 1000
+
+
+def test_the_line_pages_in_order(rooms, reports):
+    """Pages of 50 follow the line; seated people are listed apart."""
+    rooms.configure("hall", {"capacity": 2})
+    line_of(rooms, 120)
+    first, third = reports.line("hall", 0), reports.line("hall", 100)
+    assert first.total == 118 and len(first.people) == 50
+    assert [p.position for p in first.people] == list(range(1, 51))
+    assert [p.position for p in third.people] == list(range(101, 119))
+    assert {p.name for p in reports.seated("hall")} == {"P0", "P1"}
+
+
+def test_history_counts_per_minute_and_samples_the_line(rooms, reports, clock):
+    """Joins and admissions are counted per minute; the sweep samples the line."""
+    rooms.configure("hall", {"capacity": 1})
+    line_of(rooms, 4)
+    rooms.sweep("hall")
+    history = reports.history("hall", clock.now, minutes=3)
+    assert history["joined"][-1] == 4 and history["admitted"][-1] == 1
+    assert history["w"][-1] == 3 and history["s"][-1] == 1
+    assert history["w"][0] is None  # no sample in a minute nothing ran
+
+
+def test_accuracy_scores_the_wait_predicted_at_join(rooms, visits, reports, clock):
+    """A prediction kept at join is scored at admission: error and inside-the-range."""
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 600})
+    seated = rooms.join("hall").token
+    waiting = rooms.join("hall").token
+    rooms.predict("hall", waiting, 100.0, 80.0, 130.0)
+    clock.advance(120)
+    visits.end("hall", seated)
+    score = reports.accuracy("hall", clock.now, window=3600)
+    assert score.scored == 1
+    assert score.median_error == pytest.approx(20 / 120)
+    assert score.in_range == 1.0
+
+
+def test_an_admin_lets_one_person_in_from_anywhere_in_line(rooms, visits):
+    """Admit one: that person is offered a seat; someone not waiting is refused."""
+    rooms.configure("hall", {"capacity": 2, "admission_mode": "manual"})
+    a, b, c = line_of(rooms, 3)
+    assert visits.admit_one("hall", c, override=False, who="boss").tokens == (c,)
+    assert rooms.check_in("hall", c).seated
+    assert rooms.check_in("hall", a).position == 1
+    with pytest.raises(NotWaiting):
+        visits.admit_one("hall", c, override=False, who="boss")
+    assert visits.admit_one("hall", b, override=False, who="boss").tokens == (b,)
+    assert visits.admit_one("hall", a, override=False, who="boss").tokens == ()  # full
+    assert visits.admit_one("hall", a, override=True, who="boss").tokens == (a,)

@@ -1,0 +1,34 @@
+"""The organisers' notice and the visitor's support code on the visitor's pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def test_waiting_page_shows_the_support_code_and_the_notice(
+    make_visitor: Any, make_room: Any, app: Any
+) -> None:
+    """The code names the ticket; a notice set later shows at the next poll."""
+    make_room("hall", capacity=1)
+    make_visitor("Ann").get("/rooms/hall")
+    bob = make_visitor("Bob")
+    page = bob.get("/rooms/hall").get_data(as_text=True)
+    code = app.extensions["services"].reports.search("hall", "Bob")[0].code
+    assert f'<strong class="code">{code}</strong>' in page
+    assert 'id="notice" class="card notice" role="status" aria-live="polite" hidden' in page
+    app.extensions["services"].visits.notice("hall", "Doors <b>close</b> at ten", who="t")
+    poll = bob.get("/rooms/hall/line", htmx=True).get_data(as_text=True)
+    assert "Doors &lt;b&gt;close&lt;/b&gt; at ten" in poll  # escaped, never markup
+    assert "hidden" not in poll.split('id="notice"')[1].split(">")[0]
+
+
+def test_room_page_shows_the_notice_and_the_support_code(
+    make_visitor: Any, make_room: Any, app: Any
+) -> None:
+    """Someone seated sees the current notice on load, and their own code."""
+    make_room("hall", capacity=1)
+    app.extensions["services"].visits.notice("hall", "Welcome!", who="t")
+    page = make_visitor("Ann").get("/rooms/hall").get_data(as_text=True)
+    assert '<p id="notice-text">Welcome!</p>' in page
+    code = app.extensions["services"].reports.seated("hall")[0].code
+    assert f'<strong class="code">{code}</strong>' in page

@@ -1,0 +1,264 @@
+"""What the admin panel and the admin API read about a room: the line a page at a time,
+a ticket by support code, the audit log, the per-minute history behind the charts and
+how right the wait estimates were. Reads only; every change goes through ``Visits``.
+No Flask here."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from webapp.domain.rooms import RoomNotFound, WaitingRooms, valid_room_name
+from webapp.domain.settings import RoomSettings
+
+PAGE = 50  # people per page of the line
+FIGURES = ("w", "s", "joined", "admitted", "ended_dropped", "ended_left")
+
+
+class Person(NamedTuple):
+    """Someone in line or in the room, as an admin sees them."""
+
+    token: str
+    code: str  # support code
+    name: str
+    state: str  # waiting | offered | admitted
+    position: int  # 1 = head of the line; 0 when seated
+    joined: float  # when they joined
+    deadline: float  # check-in or seat deadline (on the room's lease clock)
+    since: float  # when seated (0 while waiting)
+    connected: bool  # a room socket is open (seated people only)
+
+
+class LinePage(NamedTuple):
+    people: list[Person]
+    total: int  # people in line (or matching the search)
+    offset: int
+
+
+class AuditEntry(NamedTuple):
+    id: str
+    at: float
+    kind: str  # create, settings, admit, remove, move, notice, notice_cleared
+    who: str  # engine, api, or an admin's name
+    code: str
+    name: str
+    detail: str
+
+
+class Accuracy(NamedTuple):
+    """How right the estimates were for the admissions from the line in a window."""
+
+    scored: int
+    median_error: float | None  # median of |predicted - actual| / actual
+    in_range: float | None  # share whose actual wait fell inside the shown range
+    points: list[tuple[float, float, float]]  # (at, predicted, actual), for a chart
+
+
+class Overview(NamedTuple):
+    name: str
+    settings: RoomSettings
+    active: int
+    waiting: int
+    joined_per_minute: float  # over the last 10 minutes
+    admitted_per_minute: float
+    dropped_per_minute: float
+    notice: str
+
+
+class Reports:
+    def __init__(self, rooms: WaitingRooms) -> None:
+        self.rooms = rooms
+        self.client = rooms.client
+        self.keys = rooms.keys
+
+    def _keys(self, room: str) -> Any:
+        if not valid_room_name(room):
+            raise RoomNotFound(f"no room named {room[:80]!r}")
+        return self.keys.room(room)
+
+    # -- people ---------------------------------------------------------------
+
+    def line(self, room: str, offset: int = 0, limit: int = PAGE) -> LinePage:
+        """A page of the line from ``offset`` (0 = the head), in order."""
+        keys = self._keys(room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zcard(keys.line)
+        pipe.zrange(keys.line, offset, offset + limit - 1)
+        total, tokens = pipe.execute()
+        people = self._people(room, tokens, first_position=offset + 1)
+        return LinePage(people, int(total), offset)
+
+    def seated(self, room: str) -> list[Person]:
+        """Who holds a seat, in the order they were seated."""
+        keys = self._keys(room)
+        return sorted(self._people(room, self.client.zrange(keys.seats, 0, -1)), key=_since)
+
+    def find(self, room: str, code: str) -> Person | None:
+        """The person with this support code (any case, spaces ignored), if still known."""
+        keys = self._keys(room)
+        code = "".join(code.split()).upper()[:12]
+        token = self.client.hget(keys.codes, code) if code else None
+        if token is None:
+            return None
+        found = self._people(room, [token])
+        if found:
+            return found[0]
+        return None
+
+    def search(self, room: str, text: str, limit: int = PAGE) -> list[Person]:
+        """People in line or seated whose name contains ``text`` or whose support code
+        is ``text``. Walks the line a page at a time (bounded to 20,000 looked at)."""
+        wanted = text.strip().casefold()
+        if not wanted:
+            return []
+        by_code = self.find(room, text)
+        found = [by_code] if by_code else []
+        for person in [*self.seated(room), *self._walk_line(room, 20_000)]:
+            if len(found) >= limit:
+                break
+            if wanted in person.name.casefold() and person not in found:
+                found.append(person)
+        return found
+
+    def _walk_line(self, room: str, most: int) -> Iterable[Person]:
+        for offset in range(0, most, 500):
+            page = self.line(room, offset, 500)
+            yield from page.people
+            if offset + 500 >= page.total:
+                return
+
+    def _people(self, room: str, tokens: list[Any], first_position: int = 0) -> list[Person]:
+        keys = self._keys(room)
+        tokens = [_text(t) for t in tokens]
+        if not tokens:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(keys.tickets, tokens)
+        pipe.zmscore(keys.checkin, tokens)
+        pipe.zmscore(keys.seats, tokens)
+        records, checkins, seats = pipe.execute()
+        people = []
+        for i, (token, raw) in enumerate(zip(tokens, records, strict=True)):
+            if raw is None:
+                continue
+            t = json.loads(raw)
+            state = str(t.get("st", ""))
+            if state == "ended":
+                continue
+            waiting = state == "waiting"
+            if waiting and not first_position:
+                position = (self.client.zrank(keys.line, token) or 0) + 1
+            else:
+                position = first_position + i if waiting else 0
+            deadline = checkins[i] if waiting else seats[i]
+            people.append(
+                Person(
+                    token=token,
+                    code=str(t.get("sc", "")),
+                    name=str(t.get("n", "")),
+                    state=state,
+                    position=position,
+                    joined=float(t.get("j", 0)),
+                    deadline=float(deadline or 0),
+                    since=float(t.get("a", 0) or 0),
+                    connected=t.get("sock") == "open",
+                )
+            )
+        return people
+
+    # -- the record -----------------------------------------------------------
+
+    def audit(self, room: str, count: int = 200, kinds: Iterable[str] = ()) -> list[AuditEntry]:
+        """The newest entries first; only ``kinds`` if given (reads at most 10x count)."""
+        keys = self._keys(room)
+        wanted = set(kinds)
+        entries = []
+        for entry_id, fields in self.client.xrevrange(keys.audit, count=count * 10):
+            kind = _text(fields.get("kind", ""))
+            if wanted and kind not in wanted:
+                continue
+            entries.append(
+                AuditEntry(
+                    id=_text(entry_id),
+                    at=float(fields.get("at", 0)),
+                    kind=kind,
+                    who=_text(fields.get("who", "")),
+                    code=_text(fields.get("code", "")),
+                    name=_text(fields.get("name", "")),
+                    detail=_text(fields.get("detail", "")),
+                )
+            )
+            if len(entries) >= count:
+                break
+        return entries
+
+    def history(self, room: str, now: float, minutes: int = 60) -> dict[str, list[float | None]]:
+        """Per minute, oldest first, ending with the current minute: waiting and seats
+        (sampled; None where no sample) and joins, admissions, dropouts, leaves."""
+        keys = self._keys(room)
+        last = int(now // 60)
+        span = range(last - minutes + 1, last + 1)
+        fields = [f"{m}:{figure}" for m in span for figure in FIGURES]
+        values = self.client.hmget(keys.history, fields)
+        out: dict[str, list[float | None]] = {figure: [] for figure in FIGURES}
+        for i, value in enumerate(values):
+            figure = FIGURES[i % len(FIGURES)]
+            missing = None if figure in ("w", "s") else 0.0  # a count of nothing is 0
+            out[figure].append(float(value) if value is not None else missing)
+        out["minute"] = [float(m * 60) for m in span]
+        return out
+
+    def accuracy(self, room: str, now: float, window: float) -> Accuracy:
+        """Predicted against actual waits of the admissions in the last ``window`` s."""
+        keys = self._keys(room)
+        since_ms = int((now - window) * 1000)
+        errors, inside, points = [], 0, []
+        for _id, fields in self.client.xrange(keys.accuracy, min=since_ms, count=5000):
+            try:
+                wait, low, high = (float(x) for x in _text(fields["predicted"]).split(","))
+                actual = float(fields["actual"])
+                at = float(fields["at"])
+            except (KeyError, ValueError):
+                continue
+            if at < now - window:
+                continue  # the stream's ids are Redis time; a test's clock may differ
+            points.append((at, wait, actual))
+            errors.append(abs(wait - actual) / max(actual, 1.0))
+            inside += low <= actual <= high
+        if not errors:
+            return Accuracy(0, None, None, [])
+        return Accuracy(len(errors), statistics.median(errors), inside / len(errors), points)
+
+    def overview(self, now: float) -> list[Overview]:
+        """Every room with its settings and figures, by name."""
+        out = []
+        for name in self.rooms.names():
+            settings, _version = self.rooms.versioned_settings(name)
+            summary = self.rooms.summary(name)
+            if settings is None or summary is None:
+                continue
+            recent = {k: [v or 0.0 for v in vs] for k, vs in self.history(name, now, 10).items()}
+            notice = _text(self.client.hget(self.keys.room(name).settings, "notice") or "")
+            out.append(
+                Overview(
+                    name=name,
+                    settings=settings,
+                    active=summary.active,
+                    waiting=summary.waiting,
+                    joined_per_minute=sum(recent["joined"]) / 10,
+                    admitted_per_minute=sum(recent["admitted"]) / 10,
+                    dropped_per_minute=sum(recent["ended_dropped"]) / 10,
+                    notice=notice,
+                )
+            )
+        return out
+
+
+def _since(person: Person) -> float:
+    return person.since
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

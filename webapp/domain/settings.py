@@ -1,0 +1,155 @@
+"""A room's settings, described once: ``SETTINGS`` is the table that validation, the
+defaults, the Redis form (the room's settings hash), the API and the admin panel's
+form all read. No Flask here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+RoomStatus = Literal["open", "paused", "closed"]
+STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
+AdmissionMode = Literal["auto", "manual"]
+ADMISSION_MODES: tuple[AdmissionMode, ...] = ("auto", "manual")
+
+
+class InvalidSetting(ValueError):
+    """A setting that is unknown or out of bounds; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    label: str
+    help: str
+    default: int | str | None
+    low: int = 0
+    high: int = 0
+    nullable: bool = False  # None (empty) allowed: "no limit"
+    choices: tuple[str, ...] = ()  # a text setting: one of these
+    unit: str = ""
+
+    def check(self, value: Any) -> int | str | None:
+        """The value if it is allowed (JSON types: int, str, None), else InvalidSetting."""
+        if self.choices:
+            if value not in self.choices:
+                raise InvalidSetting(f"{self.name} must be one of {', '.join(self.choices)}")
+            return str(value)
+        if value is None and self.nullable:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # 5.0 is the number 5 in JSON (and in JSON Schema)
+        if isinstance(value, bool) or not isinstance(value, int):
+            kind = "an integer or null" if self.nullable else "an integer"
+            raise InvalidSetting(f"{self.name} must be {kind}")
+        if not self.low <= value <= self.high:
+            raise InvalidSetting(f"{self.name} must be between {self.low} and {self.high}")
+        return value
+
+    def from_text(self, text: str) -> int | str | None:
+        """A value typed in a form (or stored in Redis): checked like ``check``."""
+        text = text.strip()
+        if self.choices:
+            return self.check(text)
+        if not text:
+            return self.check(None)
+        try:
+            number = int(text)
+        except ValueError:
+            raise InvalidSetting(f"{self.label} must be a whole number") from None
+        return self.check(number)
+
+    def to_text(self, value: Any) -> str:
+        return "" if value is None else str(value)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("capacity", "Seats", "How many people are in the room at once.",
+            10, 1, 1_000_000),
+    Setting("dropout_seconds", "Check-in window", "A visitor in line who does not check "
+            "in for this long drops out (the waiting page checks in for them).",
+            30, 5, 3600, unit="seconds"),
+    Setting("grace_seconds", "Grace period", "How long someone in the room keeps the "
+            "seat after the page closes or the connection drops.",
+            15, 1, 3600, unit="seconds"),
+    Setting("session_seconds", "Seat without a page", "How long a seat is held without "
+            "an open room page (an API client's seat, renewed by each check-in).",
+            600, 10, 86400, unit="seconds"),
+    Setting("max_wait_seconds", "Longest wait", "Refuse new joiners whose estimated wait "
+            "is longer than this. Empty: no limit.",
+            None, 1, 7 * 86400, nullable=True, unit="seconds"),
+    Setting("max_line_length", "Longest line", "Refuse new joiners when this many are "
+            "waiting. Empty: no limit.",
+            None, 1, 10_000_000, nullable=True, unit="people"),
+    Setting("status", "Status", "Open: people join and are let in. Paused: people join "
+            "but nobody is let in. Closed: nobody new joins.",
+            "open", choices=STATUSES),
+    Setting("admission_mode", "Admission", "Automatic: seats fill from the line as they "
+            "free up. Manual: nobody is seated except by an admin.",
+            "auto", choices=ADMISSION_MODES),
+)  # fmt: skip
+BY_NAME = {setting.name: setting for setting in SETTINGS}
+
+
+@dataclass(frozen=True)
+class RoomSettings:
+    """One room's settings as typed values (the defaults are those of ``SETTINGS``)."""
+
+    capacity: int = 10
+    dropout_seconds: int = 30
+    grace_seconds: int = 15
+    session_seconds: int = 600
+    max_wait_seconds: int | None = None
+    max_line_length: int | None = None
+    status: RoomStatus = "open"
+    admission_mode: AdmissionMode = "auto"
+
+    def changed(self, changes: Mapping[str, Any]) -> RoomSettings:
+        """These settings with ``changes`` applied; InvalidSetting names the first bad one."""
+        return RoomSettings(**{**self.as_dict(), **checked(changes)})
+
+    def to_redis(self) -> list[str]:
+        return redis_pairs(self.as_dict())
+
+    @classmethod
+    def from_redis(cls, raw: Mapping[str, str]) -> RoomSettings:
+        """From the room's settings hash; a missing or unreadable field is its default."""
+        values: dict[str, Any] = {}
+        for setting in SETTINGS:
+            text = raw.get(setting.name)
+            if text is None:
+                continue
+            try:
+                values[setting.name] = setting.from_text(text)
+            except InvalidSetting:
+                continue
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def checked(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``changes`` validated against the table; InvalidSetting names the first bad one."""
+    out = {}
+    for name, value in changes.items():
+        setting = BY_NAME.get(name)
+        if setting is None:
+            raise InvalidSetting(f"unknown setting {name[:40]!r}")
+        out[name] = setting.check(value)
+    return out
+
+
+def from_form(form: Mapping[str, str]) -> dict[str, Any]:
+    """The settings typed in the admin form (text fields), validated: only those given."""
+    out = {}
+    for setting in SETTINGS:
+        if setting.name in form:
+            out[setting.name] = setting.from_text(form[setting.name])
+    return out
+
+
+def redis_pairs(values: Mapping[str, Any]) -> list[str]:
+    """Field, value pairs of the settings hash ('' for None)."""
+    return [part for name, value in values.items() for part in (name, BY_NAME[name].to_text(value))]

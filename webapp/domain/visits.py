@@ -1,0 +1,113 @@
+"""Every change to who is where, with all its side effects, in one place.
+
+Ending a ticket also takes its holder out of the room's chat and tells the room's open
+pages; an admission tells the room; a notice reaches the room's sockets at once. The
+pages, the JSON API, the admin panel and the background sweep all call these, so no
+path forgets a step. The room and its chat live in different cluster slots, so the chat
+step follows the room script rather than being part of it. No Flask here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from webapp.domain.chat import Chats, room_chat_id
+from webapp.domain.lobby import Lobby, Standing
+from webapp.domain.rooms import Admission, Ticket, WaitingRooms, public_id
+
+MAX_NOTICE = 280  # characters
+
+
+class Publisher(Protocol):
+    """Tells a room's open sockets in every process (``webapp.realtime.RoomRelay``)."""
+
+    def changed(self, room: str) -> None: ...
+
+    def publish(self, room: str, frame: Mapping[str, Any]) -> None: ...
+
+
+class Visits:
+    def __init__(
+        self, rooms: WaitingRooms, chats: Chats, publisher: Publisher, lobby: Lobby | None = None
+    ) -> None:
+        self.rooms = rooms
+        self.chats = chats
+        self.publisher = publisher
+        self.lobby = lobby or Lobby(rooms)
+
+    def join(self, room: str, identity: str = "", name: str = "") -> Standing:
+        """A visitor asks in (or, with a live identity, checks in again). Whoever holds a
+        seat now is shown in the room at once."""
+        standing = self.lobby.join(room, identity=identity, name=name)
+        if standing.ticket.seated:
+            self.publisher.changed(room)
+        if standing.raw is not None and not standing.ticket.seated:
+            guess = standing.raw
+            low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
+            self.rooms.predict(room, standing.ticket.token, guess.wait, low, high)
+        return standing
+
+    def end(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
+        """Ends the ticket (its seat or its place), takes it out of the room's chat and
+        tells the room. ``why`` removed and ``who``: an admin's doing, audited."""
+        ticket = self.rooms.leave(room, token, why=why, who=who)
+        self.chats.leave(room_chat_id(room), public_id(token))
+        self.publisher.changed(room)
+        return ticket
+
+    def remove(self, room: str, token: str, who: str) -> Ticket:
+        """An admin ends someone's seat or place."""
+        return self.end(room, token, why="removed", who=who)
+
+    def admit(
+        self, room: str, count: int, request_id: str = "", override: bool = False, who: str = ""
+    ) -> Admission:
+        """An admin lets the next ``count`` in line in (see ``WaitingRooms.admit``)."""
+        admission = self.rooms.admit(room, count, request_id, override, who)
+        if admission.tokens and not admission.replay:
+            self.publisher.changed(room)
+        return admission
+
+    def admit_one(self, room: str, token: str, override: bool, who: str) -> Admission:
+        """An admin lets one person in line in, wherever they stand."""
+        admission = self.rooms.admit(room, 1, override=override, who=who, token=token)
+        if admission.tokens:
+            self.publisher.changed(room)
+        return admission
+
+    def move(self, room: str, token: str, place: int, who: str) -> Ticket:
+        """An admin moves someone in line to ``place`` (1 = the front)."""
+        ticket = self.rooms.move(room, token, place, who)
+        self.publisher.changed(room)
+        return ticket
+
+    def notice(self, room: str, text: str, who: str) -> str:
+        """Sets the room's notice ('' clears it); open room pages show it at once and
+        waiting pages at their next check-in. Returns the notice as stored."""
+        text = " ".join(text.split())[:MAX_NOTICE]
+        self.rooms.set_notice(room, text, who)
+        self.publisher.publish(room, {"type": "notice", "text": text})
+        return text
+
+    def sweep(self, room: str) -> int:
+        """The background upkeep of one room: lapses and dropouts, admissions from the
+        line, the chat's seatless members; tells the room if anything changed."""
+        handled = self.rooms.sweep(room)
+        handled += self.tidy_chat(room)
+        if handled:
+            self.publisher.changed(room)
+        return handled
+
+    def tidy_chat(self, room: str) -> int:
+        """Takes everyone without a seat out of the room's chat (the sweep calls this:
+        seats also end by lapsing, inside the room scripts); returns how many."""
+        chat_id = room_chat_id(room)
+        members = set(self.chats.members(chat_id))
+        if not members:
+            return 0
+        seated = {public_id(p.token) for p in self.rooms.participants(room)}
+        gone = members - seated
+        for member in gone:
+            self.chats.leave(chat_id, member)
+        return len(gone)

@@ -1,0 +1,66 @@
+--!include room_lib.lua
+-- room_admit.lua: an admin lets the next `count` people in line in (batch admission).
+-- Each is offered a seat, claimed by their next check-in or socket as any offer is.
+-- Idempotent by request id: the same id again admits nobody new and answers as the
+-- first time did. One script, so two admins at once never admit one person twice.
+-- KEYS: the room's fifteen keys (room_lib.lua), then 16: this request's record (a
+--   string with the request's answer, kept a day)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 count,
+--       4 request id ('' = none), 5 '1' to admit beyond the free seats, 6 who admits,
+--       7 upkeep batch size, 8 one waiting ticket to admit instead of the head ('' = none)
+-- Reply: {code, JSON list of the admitted tokens, '1' if a replay}; code ok | no_room |
+--   not_waiting (the one ticket asked for is not in line)
+local now = clock(ARGV[1])
+local s = load_settings()
+if not s then
+    return {'no_room', '[]', '0'}
+end
+local request = ARGV[4]
+if request ~= '' then
+    local done = redis.call('GET', KEYS[16])
+    if done then
+        return {'ok', done, '1'}
+    end
+end
+ACTOR = ARGV[6]
+local lease = lease_clock(now, ARGV[2])
+local batch = tonumber(ARGV[7])
+settle(now, lease, batch, s)
+local wanted = tonumber(ARGV[3])
+if ARGV[5] ~= '1' then
+    wanted = math.min(wanted, math.max(s.capacity - redis.call('ZCARD', K_SEATS), 0))
+end
+local admitted, looked = {}, 0
+local one = ARGV[8] or ''
+if one ~= '' then
+    local t = get_ticket(one)
+    if not t or t.st ~= 'waiting' or lapse_if_due(one, t, now, lease) then
+        return {'not_waiting', '[]', '0'}
+    end
+    if wanted > 0 then
+        seat(one, t, now, lease + s.dropout, 'offered')
+        admitted[1] = one
+    end
+    wanted = 0
+end
+while #admitted < wanted and looked < wanted + batch do
+    local head = redis.call('ZRANGE', K_LINE, 0, 0)[1]
+    if not head then
+        break
+    end
+    looked = looked + 1
+    local t = get_ticket(head)
+    local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
+    if not t or not due or due < lease then  -- gone already: never admit the absent
+        end_ticket(head, t, 'dropped', now)
+    else
+        seat(head, t, now, lease + s.dropout, 'offered')
+        admitted[#admitted + 1] = head
+    end
+end
+local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
+if request ~= '' then
+    redis.call('SET', KEYS[16], answer, 'EX', 86400)
+end
+touch()
+return {'ok', answer, '0'}

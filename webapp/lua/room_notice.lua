@@ -1,0 +1,16 @@
+--!include room_lib.lua
+-- room_notice.lua: an admin sets the room's notice (shown on every waiting page and in
+-- the room until cleared) or clears it with ''. Raises the settings version, so every
+-- process's next answer carries it.
+-- KEYS: the room's fifteen keys (room_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval (unused), 3 the text ('' = clear), 4 who
+-- Reply: 'ok' | 'no_room'
+local now = clock(ARGV[1])
+if redis.call('EXISTS', K_SETTINGS) == 0 then
+    return 'no_room'
+end
+ACTOR = ARGV[4]
+redis.call('HSET', K_SETTINGS, 'notice', ARGV[3], 'notice_at', tostring(now))
+redis.call('HINCRBY', K_SETTINGS, 'version', 1)
+audit(now, ARGV[3] == '' and 'notice_cleared' or 'notice', nil, ARGV[3])
+return 'ok'

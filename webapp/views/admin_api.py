@@ -1,0 +1,197 @@
+"""The admin JSON API under /api/admin (bearer token ``WEBAPP_ADMIN_TOKEN``; documented
+in docs/api.md and /api/openapi.json). Wrong tokens are throttled per client address
+with the panel's logins. Every change goes through ``Visits`` and is audited as "api"."""
+
+from __future__ import annotations
+
+import csv
+import hmac
+import io
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from webapp.domain.reports import AuditEntry
+from webapp.domain.rooms import InvalidInput, NotWaiting, RoomNotFound
+from webapp.security import credential_failures, refused_credentials
+from webapp.views import lobby, reports, rooms, visits
+from webapp.views.api import json_object
+from webapp.views.errors import error_response
+
+bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
+admin_throttle = credential_failures("admin-credentials")
+WHO = "api"  # how the audit log names a change made with the bearer token
+MAX_REQUEST_ID = 128
+MAX_ADMIT = 10_000
+MAX_AUDIT = 5000  # entries in one answer
+
+
+def check_admin() -> ResponseReturnValue | None:
+    """None if the request carries the admin token, else the refusal to answer with."""
+    expected = current_app.config.get("ADMIN_TOKEN")
+    if not expected:
+        return error_response(401, "admin access is disabled (WEBAPP_ADMIN_TOKEN is unset)")
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and hmac.compare_digest(
+        token.strip().encode(), str(expected).encode()
+    ):
+        return None
+    refused_credentials("an admin token")
+    return error_response(401, "a valid admin token is required", {"WWW-Authenticate": "Bearer"})
+
+
+def admin_only(view: Callable[..., ResponseReturnValue]) -> Callable[..., ResponseReturnValue]:
+    """The bearer token, throttled: past the limit of wrong ones, 429 for everything."""
+
+    @wraps(view)
+    def guarded(*args: Any, **kwargs: Any) -> ResponseReturnValue:
+        if (refused := check_admin()) is not None:
+            return refused
+        return view(*args, **kwargs)
+
+    return admin_throttle(guarded)
+
+
+def whole_number(body: dict[str, Any], name: str, low: int, high: int, default: int) -> int:
+    value = body.get(name, default)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"{name} must be a whole number from {low} to {high}")
+    return value
+
+
+@bp.get("/rooms")
+@admin_only
+def list_rooms() -> ResponseReturnValue:
+    """Every room with its settings and figures."""
+    out = []
+    for room in reports().overview(lobby().now()):
+        back = lobby().back_of_line(room.name, room.waiting)
+        out.append(
+            {
+                "name": room.name,
+                **room.settings.as_dict(),
+                "active": room.active,
+                "waiting": room.waiting,
+                "joined_per_minute": room.joined_per_minute,
+                "admitted_per_minute": room.admitted_per_minute,
+                "dropped_per_minute": room.dropped_per_minute,
+                "wait_at_back": None if back is None else round(back.wait, 1),
+                "notice": room.notice or None,
+            }
+        )
+    return jsonify(out)
+
+
+@bp.put("/rooms/<room>")
+@admin_only
+def put_room(room: str) -> ResponseReturnValue:
+    changes = json_object(required=True)
+    created = rooms().settings(room) is None
+    settings = rooms().configure(room, changes, who=WHO)
+    lobby().forget(room)
+    return jsonify(name=room, **settings.as_dict()), 201 if created else 200
+
+
+@bp.get("/rooms/<room>")
+@admin_only
+def get_room(room: str) -> ResponseReturnValue:
+    settings = rooms().settings(room)
+    if settings is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    return jsonify(name=room, **settings.as_dict())
+
+
+@bp.delete("/rooms/<room>")
+@admin_only
+def delete_room(room: str) -> ResponseReturnValue:
+    if not rooms().delete(room):
+        raise RoomNotFound(f"no room named {room!r}")
+    lobby().forget(room)
+    return jsonify(deleted=room)
+
+
+@bp.post("/rooms/<room>/admit")
+@admin_only
+def admit(room: str) -> ResponseReturnValue:
+    """Lets the next ``count`` in line in; the same ``request_id`` again admits nobody."""
+    body = json_object(required=True)
+    count = whole_number(body, "count", 1, MAX_ADMIT, 1)
+    request_id = body.get("request_id", "")
+    if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
+        raise InvalidInput(f"request_id must be text of at most {MAX_REQUEST_ID} characters")
+    override = body.get("override_capacity", False)
+    if not isinstance(override, bool):
+        raise InvalidInput("override_capacity must be true or false")
+    admission = visits().admit(room, count, request_id, override, who=WHO)
+    return jsonify(admitted=list(admission.tokens), replay=admission.replay)
+
+
+@bp.post("/rooms/<room>/remove/<token>")
+@admin_only
+def remove(room: str, token: str) -> ResponseReturnValue:
+    ticket = visits().remove(room, token, who=WHO)
+    return jsonify(token=ticket.token, status="removed")
+
+
+@bp.post("/rooms/<room>/move/<token>")
+@admin_only
+def move(room: str, token: str) -> ResponseReturnValue:
+    place = whole_number(json_object(required=True), "to", 1, 10_000_000, 1)
+    try:
+        ticket = visits().move(room, token, place, who=WHO)
+    except NotWaiting as error:  # a conflict with the ticket's state, not bad input
+        return error_response(409, str(error))
+    return jsonify(token=ticket.token, position=ticket.position)
+
+
+@bp.post("/rooms/<room>/notice")
+@admin_only
+def notice(room: str) -> ResponseReturnValue:
+    """Sets the room's notice; an empty text clears it."""
+    text = json_object(required=True).get("text", "")
+    if not isinstance(text, str):
+        raise InvalidInput("text must be text")
+    return jsonify(notice=visits().notice(room, text, who=WHO) or None)
+
+
+@bp.get("/rooms/<room>/audit")
+@admin_only
+def audit(room: str) -> ResponseReturnValue:
+    """The newest entries first (``?kind=`` to filter, ``?format=csv`` for CSV)."""
+    if rooms().settings(room) is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    kinds = [k for k in request.args.getlist("kind") if k]
+    count = request.args.get("count", "200")
+    if not (count.isascii() and count.isdigit() and 1 <= int(count[:5]) <= MAX_AUDIT):
+        raise InvalidInput(f"count must be a whole number from 1 to {MAX_AUDIT}")
+    form = request.args.get("format", "json")
+    if form not in ("json", "csv"):
+        raise InvalidInput("format must be json or csv")
+    entries = reports().audit(room, count=int(count), kinds=kinds)
+    if form == "csv":
+        return audit_csv(room, entries)
+    return jsonify([entry._asdict() for entry in entries])
+
+
+def audit_csv(room: str, entries: list[AuditEntry]) -> Response:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(AuditEntry._fields)
+    for entry in entries:
+        # a leading =, +, - or @ would be a formula in a spreadsheet: quote it as text
+        writer.writerow([_cell(value) for value in entry])
+    disposition = f'attachment; filename="audit-{room}.csv"'
+    return Response(
+        out.getvalue(), mimetype="text/csv", headers={"Content-Disposition": disposition}
+    )
+
+
+def _cell(value: object) -> object:
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
