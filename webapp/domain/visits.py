@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from webapp.domain.chat import Chats, room_chat_id
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.rooms import Admission, Ticket, WaitingRooms, public_id
+from webapp.domain.waitlist import Waitlists
 
 MAX_NOTICE = 280  # characters
 
@@ -29,12 +30,18 @@ class Publisher(Protocol):
 
 class Visits:
     def __init__(
-        self, rooms: WaitingRooms, chats: Chats, publisher: Publisher, lobby: Lobby | None = None
+        self,
+        rooms: WaitingRooms,
+        chats: Chats,
+        publisher: Publisher,
+        lobby: Lobby | None = None,
+        waitlists: Waitlists | None = None,
     ) -> None:
         self.rooms = rooms
         self.chats = chats
         self.publisher = publisher
         self.lobby = lobby or Lobby(rooms)
+        self.waitlists = waitlists or Waitlists(rooms)
 
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
         """A visitor asks in (or, with a live identity, checks in again). Whoever holds a
@@ -85,16 +92,19 @@ class Visits:
     def notice(self, room: str, text: str, who: str) -> str:
         """Sets the room's notice ('' clears it); open room pages show it at once and
         waiting pages at their next check-in. Returns the notice as stored."""
-        text = " ".join(text.split())[:MAX_NOTICE]
+        printable = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
+        text = " ".join(printable.split())[:MAX_NOTICE].rstrip()
         self.rooms.set_notice(room, text, who)
         self.publisher.publish(room, {"type": "notice", "text": text})
         return text
 
     def sweep(self, room: str) -> int:
         """The background upkeep of one room: lapses and dropouts, admissions from the
-        line, the chat's seatless members; tells the room if anything changed."""
+        line, the chat's seatless members, a waitlist's scheduled admissions and its
+        draw; tells the room if anything changed."""
         handled = self.rooms.sweep(room)
         handled += self.tidy_chat(room)
+        handled += self.waitlists.sweep(room)
         if handled:
             self.publisher.changed(room)
         return handled

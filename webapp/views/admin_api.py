@@ -15,7 +15,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from webapp.domain.reports import AuditEntry
-from webapp.domain.rooms import InvalidInput, NotWaiting, RoomNotFound
+from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.security import credential_failures, refused_credentials
 from webapp.views import lobby, reports, rooms, visits
 from webapp.views.api import json_object
@@ -26,6 +26,7 @@ admin_throttle = credential_failures("admin-credentials")
 WHO = "api"  # how the audit log names a change made with the bearer token
 MAX_REQUEST_ID = 128
 MAX_ADMIT = 10_000
+SUPPORT_CODE_MAX = 12  # longer is a ticket token (24 characters)
 MAX_AUDIT = 5000  # entries in one answer
 
 
@@ -55,6 +56,18 @@ def admin_only(view: Callable[..., ResponseReturnValue]) -> Callable[..., Respon
     return admin_throttle(guarded)
 
 
+def ticket_of(room: str, token: str) -> str:
+    """A ticket named by its token, or by its support code (what a visitor reads out)."""
+    if len(token) > SUPPORT_CODE_MAX:
+        return token
+    person = reports().find(room, token)
+    if person is None and rooms().settings(room) is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    if person is None:
+        raise TicketNotFound("no one in this room has that support code")
+    return person.token
+
+
 def whole_number(body: dict[str, Any], name: str, low: int, high: int, default: int) -> int:
     value = body.get(name, default)
     if isinstance(value, float) and value.is_integer():
@@ -62,6 +75,16 @@ def whole_number(body: dict[str, Any], name: str, low: int, high: int, default: 
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidInput(f"{name} must be a whole number from {low} to {high}")
     return value
+
+
+def query_number(name: str, low: int, high: int, default: int) -> int:
+    """A whole number from the query string (digits only), else InvalidInput."""
+    text = request.args.get(name)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit() and len(text) <= 12 and low <= int(text) <= high):
+        raise InvalidInput(f"{name} must be a whole number from {low} to {high}")
+    return int(text)
 
 
 @bp.get("/rooms")
@@ -134,7 +157,7 @@ def admit(room: str) -> ResponseReturnValue:
 @bp.post("/rooms/<room>/remove/<token>")
 @admin_only
 def remove(room: str, token: str) -> ResponseReturnValue:
-    ticket = visits().remove(room, token, who=WHO)
+    ticket = visits().remove(room, ticket_of(room, token), who=WHO)
     return jsonify(token=ticket.token, status="removed")
 
 
@@ -142,10 +165,7 @@ def remove(room: str, token: str) -> ResponseReturnValue:
 @admin_only
 def move(room: str, token: str) -> ResponseReturnValue:
     place = whole_number(json_object(required=True), "to", 1, 10_000_000, 1)
-    try:
-        ticket = visits().move(room, token, place, who=WHO)
-    except NotWaiting as error:  # a conflict with the ticket's state, not bad input
-        return error_response(409, str(error))
+    ticket = visits().move(room, ticket_of(room, token), place, who=WHO)
     return jsonify(token=ticket.token, position=ticket.position)
 
 
@@ -166,13 +186,11 @@ def audit(room: str) -> ResponseReturnValue:
     if rooms().settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     kinds = [k for k in request.args.getlist("kind") if k]
-    count = request.args.get("count", "200")
-    if not (count.isascii() and count.isdigit() and 1 <= int(count[:5]) <= MAX_AUDIT):
-        raise InvalidInput(f"count must be a whole number from 1 to {MAX_AUDIT}")
+    count = query_number("count", 1, MAX_AUDIT, 200)
     form = request.args.get("format", "json")
     if form not in ("json", "csv"):
         raise InvalidInput("format must be json or csv")
-    entries = reports().audit(room, count=int(count), kinds=kinds)
+    entries = reports().audit(room, count=count, kinds=kinds)
     if form == "csv":
         return audit_csv(room, entries)
     return jsonify([entry._asdict() for entry in entries])

@@ -23,7 +23,10 @@ STATUS = {
     engine.TicketNotFound: 404,
     engine.TicketGone: 410,
     engine.RoomClosed: 409,
+    engine.SettingsConflict: 409,
+    engine.DrawPending: 409,
     engine.NotSeated: 409,
+    engine.NotWaiting: 409,
     engine.JoinRefused: 503,
 }
 
