@@ -56,7 +56,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["services"] = services
 
     from webapp import security
-    from webapp.views import admin_api, admin_auth, api, errors, health, pages, ws
+    from webapp.views import admin, admin_api, admin_auth, api, errors, health, pages, ws
     from webapp.views import metrics as metrics_views
 
     errors.init_app(app)
@@ -66,6 +66,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
     admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`
+    app.register_blueprint(admin.bp)  # the control panel, behind that login
     ws.init_app(app)
     metrics_views.init_app(app)  # /metrics, and every request timed
 

@@ -83,7 +83,7 @@ def safe_next(target: str | None) -> str:
         parts = urlsplit(target)
         if not parts.scheme and not parts.netloc and in_panel(parts.path):
             return request.script_root + target
-    return url_for("admin_auth.home")
+    return url_for("admin.overview")
 
 
 @bp.get("/login")
@@ -120,13 +120,6 @@ def logout() -> ResponseReturnValue:
     if who is not None:
         log.info("admin %s logged out", who)
     return response
-
-
-@bp.get("/")
-@login_required
-def home() -> ResponseReturnValue:
-    # A placeholder until the panel's own overview takes over /admin
-    return render_template("admin/home.html", admin=current_admin())
 
 
 @bp.errorhandler(RateLimitExceeded)
