@@ -15,11 +15,13 @@ def test_waiting_page_shows_the_support_code_and_the_notice(
     page = bob.get("/rooms/hall").get_data(as_text=True)
     code = app.extensions["services"].reports.search("hall", "Bob")[0].code
     assert f'<strong class="code">{code}</strong>' in page
-    assert 'id="notice" class="card notice" role="status" aria-live="polite" hidden' in page
+    assert page.count('id="notice"') == 1
+    assert 'id="notice" class="card notice" role="status" aria-live="polite"' in page
     app.extensions["services"].visits.notice("hall", "Doors <b>close</b> at ten", who="t")
     poll = bob.get("/rooms/hall/line", htmx=True).get_data(as_text=True)
     assert "Doors &lt;b&gt;close&lt;/b&gt; at ten" in poll  # escaped, never markup
-    assert "hidden" not in poll.split('id="notice"')[1].split(">")[0]
+    assert poll.count('id="notice"') == 1  # replaces the page's own, out of band
+    assert 'hx-swap-oob="true">' in poll.split('id="notice"')[1].split("\n")[0]
 
 
 def test_room_page_shows_the_notice_and_the_support_code(
