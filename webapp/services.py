@@ -21,6 +21,7 @@ from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
+from webapp.domain.waitlist import Waitlists
 from webapp.periodic import run_every
 from webapp.realtime import Hub, RoomRelay, room_state
 from webapp.redis.connection import connect
@@ -41,6 +42,7 @@ class Services:
     relay: RoomRelay
     chat_relay: ChatRelay
     visits: Visits
+    waitlists: Waitlists
     reports: Reports
     sweeper: Sweeper | None
     chat_upkeep: float
@@ -81,7 +83,8 @@ def build(settings: Mapping[str, Any]) -> Services:
     hub = Hub(client, keys)
     relay = RoomRelay(hub, state=lambda room: room_state(rooms, room))
     lobby = Lobby(rooms, refresh=settings["STATS_REFRESH"])
-    visits = Visits(rooms, chats, relay, lobby)
+    waitlists = Waitlists(rooms, secret=settings["SECRET_KEY"] or "")
+    visits = Visits(rooms, chats, relay, lobby, waitlists)
     return Services(
         client=client,
         keys=keys,
@@ -100,6 +103,7 @@ def build(settings: Mapping[str, Any]) -> Services:
         relay=relay,
         chat_relay=ChatRelay(chats, hub, settings["CLOCK"] or time.time),
         visits=visits,
+        waitlists=waitlists,
         reports=Reports(rooms),
         sweeper=Sweeper(rooms, sweep_every, visits=visits) if sweep_every else None,
         chat_upkeep=float(settings["CHAT_UPKEEP_SECONDS"] or 0),

@@ -65,6 +65,15 @@ class NotWaiting(RoomError):
     pass
 
 
+class SettingsConflict(RoomError):
+    """A change of settings that cannot be made while people wait (a room's kind, a
+    waitlist's ordering); nothing was changed."""
+
+
+class DrawPending(RoomError):
+    """A lottery waitlist admits nobody before its draw."""
+
+
 class SettingsChanged(Exception):
     """The room's settings changed since the caller read them: read them again."""
 
@@ -208,6 +217,8 @@ class WaitingRooms:
             raise TicketGone(ticket.why)
         if code == "closed":
             raise RoomClosed(f"room {room!r} is closed to new visitors")
+        if code == "waitlist":
+            raise RoomClosed(f"room {room!r} is a waitlist: sign up to it with your email")
         if code == "not_seated":
             raise NotSeated("this ticket does not hold a seat")
         if code == "not_waiting":
@@ -231,7 +242,24 @@ class WaitingRooms:
             raise InvalidInput(str(error)) from None
         defaults = RoomSettings().to_redis()
         pairs = redis_pairs(wanted)
-        self._run("room_configure", room, self.batch, who, len(wanted), *pairs, *defaults)
+        # A seed for a lottery's draw, used only if the room comes to lottery ordering
+        # now: its SHA-256 is published at once, the seed revealed at the draw.
+        seed = secrets.token_hex(32)
+        commitment = hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+        reply = self._run(
+            "room_configure",
+            room,
+            self.batch,
+            who,
+            seed,
+            commitment,
+            len(wanted),
+            *pairs,
+            *defaults,
+            more_keys=tuple(self.keys.waitlist(room).all()),
+        )
+        if _text(reply[0]) == "conflict":
+            raise SettingsConflict(_text(reply[9]))
         self.client.sadd(self.keys.rooms, room)
         return self.settings(room) or RoomSettings().changed(changes)  # unless deleted since
 
@@ -252,7 +280,8 @@ class WaitingRooms:
         """Removes the room and everything in it. One DEL: all its keys share a slot."""
         if not valid_room_name(room):
             return False
-        removed = self.client.delete(*self.keys.room(room).all())
+        keys = [*self.keys.room(room).all(), *self.keys.waitlist(room).all()]
+        removed = self.client.delete(*keys)
         self.client.srem(self.keys.rooms, room)
         return bool(removed)
 
@@ -353,7 +382,8 @@ class WaitingRooms:
     ) -> Admission:
         """Offers seats to the next ``count`` in line (only as many as are free unless
         ``override``), or to the one waiting ``token``. The same ``request_id`` again
-        admits nobody new."""
+        admits nobody new. In a waitlist room: admits the next ``count`` confirmed
+        entries, or the one entry ``token`` (``webapp.domain.waitlist``)."""
         request = self.keys.admit_request(room, request_id)
         code, tokens, replay = self._run(
             "room_admit",
@@ -364,12 +394,16 @@ class WaitingRooms:
             who,
             self.batch,
             token,
-            more_keys=(request,),
+            more_keys=(request, *self.keys.waitlist(room).all()),
         )
         if _text(code) == "no_room":
             raise RoomNotFound(f"no room named {room!r}")
         if _text(code) == "not_waiting":
             raise NotWaiting("this ticket is not waiting in line")
+        if _text(code) == "unconfirmed":
+            raise NotWaiting("this entry has not confirmed its email yet")
+        if _text(code) == "not_drawn":
+            raise DrawPending("nobody is admitted before the lottery's draw")
         return Admission(tuple(json.loads(tokens)), _text(replay) == "1")
 
     def move(self, room: str, token: str, place: int, who: str) -> Ticket:

@@ -12,6 +12,10 @@ RoomStatus = Literal["open", "paused", "closed"]
 STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
 AdmissionMode = Literal["auto", "manual"]
 ADMISSION_MODES: tuple[AdmissionMode, ...] = ("auto", "manual")
+RoomKind = Literal["live", "waitlist"]
+KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
+Ordering = Literal["fifo", "priority", "lottery"]
+ORDERINGS: tuple[Ordering, ...] = ("fifo", "priority", "lottery")
 
 
 class InvalidSetting(ValueError):
@@ -65,7 +69,8 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("capacity", "Seats", "How many people are in the room at once.",
+    Setting("capacity", "Seats", "How many people are in the room at once (a waitlist "
+            "room has no seats: it does not apply there).",
             10, 1, 1_000_000),
     Setting("dropout_seconds", "Check-in window", "A visitor in line who does not check "
             "in for this long drops out (the waiting page checks in for them).",
@@ -88,6 +93,43 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("admission_mode", "Admission", "Automatic: seats fill from the line as they "
             "free up. Manual: nobody is seated except by an admin.",
             "auto", choices=ADMISSION_MODES),
+    # Waitlist rooms (issue 13): the settings below apply to them alone.
+    Setting("kind", "Kind", "Live: people wait on the page, checking in, and take a seat "
+            "in the room. Waitlist: people sign up with an email and wait, days if need "
+            "be, without checking in; only an admin or the schedule lets them in. Changes "
+            "only while nobody waits or holds a seat.",
+            "live", choices=KINDS),
+    Setting("ordering", "Order", "Waitlist rooms. First come: join order. Priority: "
+            "referral points first, then join order. Lottery: a random draw anyone can "
+            "verify, held at the draw time or by an admin; later joiners go to the back. "
+            "Changes only while nobody waits, except to lottery before its draw.",
+            "fifo", choices=ORDERINGS),
+    # The cap stays below 2**21 so that a priority score stays exact (waitlist.py).
+    Setting("referral_boost", "Referral boost", "Waitlist rooms: the points a referrer "
+            "earns for each referee who confirms their email.",
+            100, 0, 1_000_000, unit="points"),
+    Setting("referral_cap", "Most referral points", "Waitlist rooms: the most points one "
+            "entry can earn from referrals.",
+            500, 0, 1_000_000, unit="points"),
+    Setting("referral_velocity", "Referral credits per hour", "Waitlist rooms: a "
+            "referrer's credits beyond this many in an hour are held for an admin's review.",
+            10, 1, 1000, unit="credits"),
+    Setting("entries_per_address", "Entries per address", "Waitlist rooms: a referral "
+            "from an address that already had this many entries is held for review "
+            "(as is one from the referrer's own network or device).",
+            3, 1, 10_000, unit="entries"),
+    Setting("draw_at", "Draw time", "Lottery waitlists: when the draw is held, in Unix "
+            "time (seconds). Empty: only when an admin holds it.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time"),
+    Setting("admit_every_minutes", "Admit every", "Waitlist rooms: let the next batch in "
+            "every this many minutes (once per period). Empty: only admins let people in.",
+            None, 1, 10_080, nullable=True, unit="minutes"),
+    Setting("admit_batch", "Batch size", "Waitlist rooms: how many the schedule lets in "
+            "each time (confirmed entries only, in order).",
+            100, 1, 100_000, unit="people"),
+    Setting("claim_seconds", "Time to claim", "Waitlist rooms: how long someone let in has "
+            "to claim their place with the link in their email.",
+            172_800, 60, 30 * 86400, unit="seconds"),
 )  # fmt: skip
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -104,6 +146,16 @@ class RoomSettings:
     max_line_length: int | None = None
     status: RoomStatus = "open"
     admission_mode: AdmissionMode = "auto"
+    kind: RoomKind = "live"
+    ordering: Ordering = "fifo"
+    referral_boost: int = 100
+    referral_cap: int = 500
+    referral_velocity: int = 10
+    entries_per_address: int = 3
+    draw_at: int | None = None
+    admit_every_minutes: int | None = None
+    admit_batch: int = 100
+    claim_seconds: int = 172_800
 
     def changed(self, changes: Mapping[str, Any]) -> RoomSettings:
         """These settings with ``changes`` applied; InvalidSetting names the first bad one."""

@@ -1,15 +1,19 @@
---!include room_lib.lua
+--!include waitlist_lib.lua
 -- room_admit.lua: an admin lets the next `count` people in line in (batch admission).
 -- Each is offered a seat, claimed by their next check-in or socket as any offer is.
+-- In a waitlist room the next `count` confirmed entries are admitted instead (no seat;
+-- capacity does not apply), each with its message in the outbox.
 -- Idempotent by request id: the same id again admits nobody new and answers as the
 -- first time did. One script, so two admins at once never admit one person twice.
 -- KEYS: the room's fifteen keys (room_lib.lua), then 16: this request's record (a
---   string with the request's answer, kept a day)
+--   string with the request's answer, kept a day), then the waitlist's keys
+--   (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 count,
 --       4 request id ('' = none), 5 '1' to admit beyond the free seats, 6 who admits,
 --       7 upkeep batch size, 8 one waiting ticket to admit instead of the head ('' = none)
 -- Reply: {code, JSON list of the admitted tokens, '1' if a replay}; code ok | no_room |
---   not_waiting (the one ticket asked for is not in line)
+--   not_waiting (the one ticket asked for is not in line) | unconfirmed (the one entry
+--   asked for has not confirmed its email) | not_drawn (a lottery before its draw)
 local now = clock(ARGV[1])
 local s = load_settings()
 if not s then
@@ -23,6 +27,32 @@ if request ~= '' then
     end
 end
 ACTOR = ARGV[6]
+if s.waitlist then
+    use_waitlist_keys(17)
+    local w = load_waitlist(s)
+    if w.ordering == 'lottery' and w.state ~= 'drawn' then
+        return {'not_drawn', '[]', '0'}
+    end
+    local admitted, one = {}, ARGV[8] or ''
+    if one ~= '' then
+        local e = get_entry(one)
+        if not e or e.st ~= 'waiting' then
+            return {'not_waiting', '[]', '0'}
+        elseif not e.ok then
+            return {'unconfirmed', '[]', '0'}
+        end
+        admit_entry(one, e, now, 'waitlist')
+        admitted[1] = one
+    else
+        admitted = admit_from_ready(tonumber(ARGV[3]), now, 'waitlist')
+    end
+    local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
+    if request ~= '' then
+        redis.call('SET', KEYS[16], answer, 'EX', 86400)
+    end
+    touch_waitlist()
+    return {'ok', answer, '0'}
+end
 local lease = lease_clock(now, ARGV[2])
 local batch = tonumber(ARGV[7])
 settle(now, lease, batch, s)

@@ -1,27 +1,56 @@
---!include room_lib.lua
+--!include waitlist_lib.lua
 -- room_configure.lua: creates a room or changes some of its settings, then applies them
 -- (a larger capacity or a reopened room admits from the line at once). Only the fields
 -- given are written, so two admins changing different settings at once both land.
--- KEYS: the room's fifteen keys (room_lib.lua)
+-- A change of kind or of a waitlist's ordering is refused while it would strand people
+-- (waitlist_lib.lua change_refusal); a room that comes to lottery ordering commits to a
+-- fresh secret seed (its SHA-256 is published, the seed revealed at the draw).
+-- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
---       4 who changes them, 5 n, the number of changed fields, 6 .. 5+2n field, value
---       pairs to write, then field, value pairs of every default (written first if the
---       room is new); all already validated by the caller
--- Reply: reply() of room_lib.lua with code ok and no ticket
-local now, n = clock(ARGV[1]), tonumber(ARGV[5])
+--       4 who changes them, 5 a fresh draw seed (hex), 6 its SHA-256 (hex), 7 n, the
+--       number of changed fields, 8 .. 7+2n field, value pairs to write, then field,
+--       value pairs of every default (written first if the room is new); all already
+--       validated by the caller
+-- Reply: reply() of room_lib.lua with code ok and no ticket, or code conflict (nothing
+--   changed) with the reason in its `why`
+use_waitlist_keys(16)
+local now, n = clock(ARGV[1]), tonumber(ARGV[7])
 ACTOR = ARGV[4]
 local created = redis.call('EXISTS', K_SETTINGS) == 0
-if created and #ARGV > 5 + 2 * n then
-    redis.call('HSET', K_SETTINGS, unpack(ARGV, 6 + 2 * n))
+local before = redis.call('HMGET', K_SETTINGS, 'kind', 'ordering')
+local old_kind, old_ordering = before[1] or 'live', before[2] or 'fifo'
+local kind, ordering = old_kind, old_ordering
+if created then
+    kind, ordering, old_ordering = 'live', 'fifo', ''
+end
+for i = 8, 7 + 2 * n, 2 do
+    if ARGV[i] == 'kind' then
+        kind = ARGV[i + 1]
+    elseif ARGV[i] == 'ordering' then
+        ordering = ARGV[i + 1]
+    end
+end
+local state = redis.call('HGET', W.meta, 'state') or ''
+local refusal = not created and change_refusal(old_kind, kind, old_ordering, ordering, state)
+if refusal then
+    local answer = reply('conflict', '', nil, load_settings(), now)
+    answer[10] = refusal
+    return answer
+end
+if created and #ARGV > 7 + 2 * n then
+    redis.call('HSET', K_SETTINGS, unpack(ARGV, 8 + 2 * n))
 end
 local changes = {}
 if n > 0 then
-    redis.call('HSET', K_SETTINGS, unpack(ARGV, 6, 5 + 2 * n))
-    for i = 6, 5 + 2 * n, 2 do
+    redis.call('HSET', K_SETTINGS, unpack(ARGV, 8, 7 + 2 * n))
+    for i = 8, 7 + 2 * n, 2 do
         changes[#changes + 1] = ARGV[i] .. '=' .. ARGV[i + 1]
     end
 end
 audit(now, created and 'create' or 'settings', nil, table.concat(changes, ' '))
+if ordering == 'lottery' and (old_ordering ~= 'lottery' or state == '') then
+    commit_draw(now, ARGV[5], ARGV[6])
+end
 redis.call('HINCRBY', K_SETTINGS, 'version', 1)
 local s = load_settings()
 settle(now, lease_clock(now, ARGV[2]), tonumber(ARGV[3]), s)

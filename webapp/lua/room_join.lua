@@ -7,12 +7,16 @@
 --       limit was worked out from ('' = any)
 -- The room's max_line_length setting caps the line.
 -- Reply: reply() of room_lib.lua; code ok | no_room | stale | closed | full | too_long |
---   taken. stale: the settings changed since the caller read them; nothing was done.
+--   taken | waitlist. stale: the settings changed since the caller read them; nothing
+--   was done. waitlist: a waitlist room, joined with an email (waitlist_join.lua).
 --   Joining again with a live identity is a check-in of the same ticket.
 local now, token, identity, name = clock(ARGV[1]), ARGV[3], ARGV[4], ARGV[5]
 local s = load_settings()
 if not s then
     return reply('no_room', '', nil, nil, now)
+end
+if s.waitlist then
+    return reply('waitlist', '', nil, s, now)
 end
 if ARGV[8] ~= '' and tonumber(ARGV[8]) ~= s.version then
     return reply('stale', '', nil, s, now)

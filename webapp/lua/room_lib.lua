@@ -102,6 +102,8 @@ local function load_settings()
         manual = s.admission_mode == 'manual',  -- nobody is seated but by an admin
         version = tonumber(s.version) or 0,  -- bumped by every change of the settings
         notice = s.notice or '',
+        waitlist = s.kind == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
+        raw = s,  -- every field as stored, for the waitlist settings
     }
 end
 

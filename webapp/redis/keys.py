@@ -53,6 +53,44 @@ class RoomKeys:
 
 
 @dataclass(frozen=True)
+class WaitlistKeys:
+    """The keys of a waitlist room's entries (``kind`` waitlist), beside its RoomKeys and
+    under the same hash tag. They have no TTL: a waitlist lives for weeks, so they are
+    kept until the room is deleted (``WaitingRooms.delete``), each bounded by the number
+    of entries (one per email)."""
+
+    entries: str  # hash: entry id -> JSON record (name, email, referral, points, state)
+    line: str  # zset: waiting entry -> order score (confirmed or not: the position)
+    ready: str  # zset: confirmed waiting entry -> the same score (what admission takes)
+    seq: str  # string counter: join order, one number per entry
+    emails: str  # hash: email key (normalised) -> entry id (one entry per mailbox)
+    codes: str  # hash: referral code -> entry id
+    admitted: str  # zset: admitted entry -> time admitted
+    held: str  # zset: referee entry whose boost is held for review -> time held
+    addresses: str  # hash: hashed address -> entries joined from it
+    meta: str  # hash: the draw (commitment, seed, state, times) and the schedule's period
+    drawn: str  # list: the entries of the lottery draw (its participants), to verify it
+    outbox: str  # stream: one message per admission (kind, entry, email, name, at)
+
+    def all(self) -> list[str]:
+        """Every waitlist key, in the order the scripts take them (after the room's)."""
+        return [
+            self.entries,
+            self.line,
+            self.ready,
+            self.seq,
+            self.emails,
+            self.codes,
+            self.admitted,
+            self.held,
+            self.addresses,
+            self.meta,
+            self.drawn,
+            self.outbox,
+        ]
+
+
+@dataclass(frozen=True)
 class ChatKeys:
     """The keys of one chat (a room's chat or a small group chat)."""
 
@@ -91,6 +129,23 @@ class Keys:
             history=f"{base}:history",
             predictions=f"{base}:predictions",
             accuracy=f"{base}:accuracy",
+        )
+
+    def waitlist(self, name: str) -> WaitlistKeys:
+        base = f"{self.prefix}:{{room:{name}}}"
+        return WaitlistKeys(
+            entries=f"{base}:wl:entries",
+            line=f"{base}:wl:line",
+            ready=f"{base}:wl:ready",
+            seq=f"{base}:wl:seq",
+            emails=f"{base}:wl:emails",
+            codes=f"{base}:wl:codes",
+            admitted=f"{base}:wl:admitted",
+            held=f"{base}:wl:held",
+            addresses=f"{base}:wl:addresses",
+            meta=f"{base}:wl:meta",
+            drawn=f"{base}:wl:drawn",
+            outbox=f"{base}:outbox",
         )
 
     def admit_request(self, room: str, request_id: str) -> str:

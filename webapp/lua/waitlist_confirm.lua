@@ -1,0 +1,27 @@
+--!include waitlist_lib.lua
+-- waitlist_confirm.lua: an entry confirms its email (double opt-in). From now on it can
+-- be admitted, and its referral leg, if any, is judged: credited, held or void.
+-- Idempotent: confirming again changes nothing.
+-- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 entry id
+-- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | unknown
+local now = clock(ARGV[1])
+local s, w, e, id, refusal = waitlist_entry(now, ARGV[2])
+if refusal then
+    return refusal
+end
+if not e.ok then
+    e.ok = true
+    if e.st == 'waiting' then
+        local score = redis.call('ZSCORE', W.line, id)
+        if score then
+            redis.call('ZADD', W.ready, score, id)
+        end
+    end
+    if e.rs == 'pending' then
+        judge_referral(id, e, w, now)
+    end
+    put_entry(id, e)
+    touch_waitlist()
+end
+return entry_reply('ok', id, e, s, w, now)

@@ -1,0 +1,68 @@
+--!include waitlist_lib.lua
+-- waitlist_join.lua: someone signs up to a waitlist room with a name, an email and
+-- perhaps a referral code. The same email key again gets the same entry back; it may
+-- then bring a referral code if the entry has none yet and is not yet confirmed.
+-- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 a fresh entry id, 3 display name, 4 email (as
+--       mailed), 5 email key (one per mailbox), 6 referral code ('' = none), 7 hashed
+--       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none)
+-- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |
+--   full | taken
+use_waitlist_keys(16)
+local now, id, code = clock(ARGV[1]), ARGV[2], ARGV[6]
+local s = load_settings()
+if not s then
+    return entry_reply('no_room', '', nil, nil, nil, now)
+end
+if not s.waitlist then
+    return entry_reply('not_waitlist', '', nil, s, nil, now)
+end
+local w = load_waitlist(s)
+
+local existing = redis.call('HGET', W.emails, ARGV[5])
+local known = existing and get_entry(existing)
+if known then
+    if code ~= '' and not known.by and not known.ok and known.st == 'waiting' then
+        refer(existing, known, code)
+        if known.by then
+            put_entry(existing, known)
+        end
+    end
+    return entry_reply('ok', existing, known, s, w, now)
+end
+
+if s.status == 'closed' then
+    return entry_reply('closed', '', nil, s, w, now)
+end
+if s.max_line and redis.call('ZCARD', W.line) >= s.max_line then
+    return entry_reply('full', '', nil, s, w, now)
+end
+if (tonumber(redis.call('GET', W.seq)) or 0) >= MAX_SEQ then
+    return entry_reply('full', '', nil, s, w, now)
+end
+if redis.call('HEXISTS', W.entries, id) == 1 then
+    return entry_reply('taken', '', nil, s, w, now)
+end
+local rc = new_referral_code(id)
+if not rc then
+    return entry_reply('taken', '', nil, s, w, now)
+end
+
+local e = {n = ARGV[3], em = ARGV[4], ek = ARGV[5], rc = rc, ok = false, p = 0,
+    seq = redis.call('INCR', W.seq), j = now, st = 'waiting', rf = {c = 0, h = 0, p = 0}}
+if ARGV[7] ~= '' then
+    e.ip, e.ac = ARGV[7], redis.call('HINCRBY', W.addresses, ARGV[7], 1)
+end
+if ARGV[8] ~= '' then
+    e.net = ARGV[8]
+end
+if ARGV[9] ~= '' then
+    e.dev = ARGV[9]
+end
+refer(id, e, code)
+redis.call('ZADD', W.line, order_score(w, e), id)
+redis.call('HSET', W.emails, ARGV[5], id)
+put_entry(id, e)
+count('joined', now)
+touch_waitlist()
+return entry_reply('ok', id, e, s, w, now)

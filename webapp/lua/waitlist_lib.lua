@@ -1,0 +1,368 @@
+--!include room_lib.lua
+-- waitlist_lib.lua: the rules of waitlist rooms (setting kind = waitlist), shared by the
+-- waitlist_*.lua scripts, room_admit.lua and room_configure.lua. The loader puts
+-- room_lib.lua in front of it; it is never run alone.
+--
+-- A waitlist room keeps its entries in keys of its own (keys.py WaitlistKeys), passed
+-- after the room's fifteen keys: KEYS[first + i], where each script names `first` with
+-- use_waitlist_keys() (16 in the waitlist scripts and room_configure.lua, 17 in
+-- room_admit.lua, whose key 16 is the request's record):
+--   +0  entries   hash   entry id -> JSON {n name, em email, ek email key, rc referral
+--                        code, by referrer, ok confirmed, p points, seq, j joined,
+--                        st waiting|admitted, a admitted at, ip/net/dev hashes, ac nth
+--                        entry of its address, rs its referral leg: pending|credited|
+--                        held|void, rw why held or void, rp points its leg gave,
+--                        rf {c credited, h held, p pending} as a referrer, vt credit times}
+--   +1  line      zset   waiting entry -> order score (everyone waiting: the position)
+--   +2  ready     zset   confirmed waiting entry -> the same score (admission takes these)
+--   +3  seq       string join order
+--   +4  emails    hash   email key -> entry id
+--   +5  codes     hash   referral code -> entry id
+--   +6  admitted  zset   admitted entry -> time admitted
+--   +7  held      zset   referee whose boost waits for an admin's review -> time held
+--   +8  addresses hash   address hash -> entries joined from it
+--   +9  meta      hash   the draw: commitment, seed, state (committed|ranking|drawn),
+--                        committed_at, started_at, finished_at, count; period (schedule)
+--   +10 drawn     list   the draw's entries (its participants), for anyone to verify it
+--   +11 outbox    stream one message per admission: kind, entry, email, name, at
+--
+-- Order scores, one sorted-set score per entry, always an integer below 2^53 in size
+-- (exact in a double, so never rounded, never tied; tests/domain/test_waitlist.py):
+--   fifo                 seq                      (seq < 2^32)
+--   priority             seq - points * 2^32      (points <= 1,000,000 < 2^21)
+--   lottery, undrawn     as it was when it joined (below 2^32)
+--   lottery, drawn       2^32 + the first 52 bits of HMAC-SHA256(seed, entry id)
+--   lottery, after draw  2^52 + 2^33 + seq        (the back, in join order)
+-- Numbers reach Redis exactly: redis.call writes a Lua number with 17 digits (never
+-- concatenate one into a string: that keeps 14).
+
+local W = {}
+
+local function use_waitlist_keys(first)
+    W.entries, W.line, W.ready, W.seq = KEYS[first], KEYS[first + 1], KEYS[first + 2], KEYS[first + 3]
+    W.emails, W.codes, W.admitted = KEYS[first + 4], KEYS[first + 5], KEYS[first + 6]
+    W.held, W.addresses, W.meta = KEYS[first + 7], KEYS[first + 8], KEYS[first + 9]
+    W.drawn, W.outbox = KEYS[first + 10], KEYS[first + 11]
+end
+
+local TWO32 = 4294967296
+local MAX_SEQ = TWO32 - 1
+local DRAWN = TWO32                              -- drawn entries: DRAWN + rank
+local LATE = 4503599627370496 + 2 * TWO32        -- joined after the draw: LATE + seq
+local DRAWN_BELOW = '(' .. DRAWN                 -- 10 digits: safe to concatenate
+local HOUR = 3600
+local LOOP_DEPTH = 64   -- referral links followed looking for a loop (deeper: none found)
+
+-- The waitlist's settings (from load_settings' raw fields) and its draw's state.
+local function load_waitlist(s)
+    local raw = s.raw
+    return {
+        ordering = raw.ordering or 'fifo',
+        boost = tonumber(raw.referral_boost) or 100,
+        cap = tonumber(raw.referral_cap) or 500,
+        velocity = tonumber(raw.referral_velocity) or 10,
+        per_address = tonumber(raw.entries_per_address) or 3,
+        every = tonumber(raw.admit_every_minutes),  -- nil: no schedule
+        batch = tonumber(raw.admit_batch) or 100,
+        draw_at = tonumber(raw.draw_at),  -- nil: only an admin draws
+        state = redis.call('HGET', W.meta, 'state') or '',
+    }
+end
+
+local function get_entry(id)
+    local raw = redis.call('HGET', W.entries, id)
+    return raw and cjson.decode(raw)
+end
+
+local function put_entry(id, e)
+    redis.call('HSET', W.entries, id, cjson.encode(e))
+end
+
+-- The audit log names an entry by its referral code (its support code too).
+local function named(e)
+    return {sc = e.rc, n = e.n}
+end
+
+local function order_score(w, e)
+    if w.ordering == 'priority' then
+        return e.seq - (e.p or 0) * TWO32
+    elseif w.ordering == 'lottery' and (w.state == 'ranking' or w.state == 'drawn') then
+        return LATE + e.seq
+    end
+    return e.seq
+end
+
+-- After a change of points: the entry's place, in both sorted sets it is in (XX: a set
+-- it is not in stays without it).
+local function reposition(id, e, w)
+    if w.ordering == 'priority' and e.st == 'waiting' then
+        local score = order_score(w, e)
+        redis.call('ZADD', W.line, 'XX', score, id)
+        redis.call('ZADD', W.ready, 'XX', score, id)
+    end
+end
+
+-- A short code naming an entry: shared as a referral code, told to support. 8 of
+-- Crockford's base-32 characters (40 bits) from the entry id's hash; another on a clash.
+local function new_referral_code(id)
+    for attempt = 0, 19 do
+        local n = tonumber(string.sub(redis.sha1hex(id .. ':rc:' .. attempt), 1, 10), 16)
+        local code = ''
+        for _ = 1, 8 do
+            local i = n % 32
+            code = code .. string.sub(CODE_CHARS, i + 1, i + 1)
+            n = math.floor(n / 32)
+        end
+        if redis.call('HSETNX', W.codes, code, id) == 1 then
+            return code
+        end
+    end
+    return nil
+end
+
+local function counts(e)
+    e.rf = e.rf or {}
+    e.rf.c, e.rf.h, e.rf.p = e.rf.c or 0, e.rf.h or 0, e.rf.p or 0
+    return e.rf
+end
+
+-- Links the entry `e` (id) to the referrer whose code it brought, if that is another
+-- entry: its leg is pending until it confirms its email.
+local function refer(id, e, code)
+    if code == '' then
+        return
+    end
+    local r_id = redis.call('HGET', W.codes, code)
+    local r = r_id and r_id ~= id and get_entry(r_id)
+    if not r then
+        return
+    end
+    e.by, e.rs = r_id, 'pending'
+    local rf = counts(r)
+    rf.p = rf.p + 1
+    put_entry(r_id, r)
+end
+
+-- The referrer's credit times within the last hour (the velocity window).
+local function recent_credits(r, now)
+    local kept = {}
+    for _, at in ipairs(r.vt or {}) do
+        if at > now - HOUR then
+            kept[#kept + 1] = at
+        end
+    end
+    return kept
+end
+
+-- Does following referral links up from the referrer come back to the referee? Then
+-- the referee's leg closes a loop (A refers B refers A, or longer).
+local function loops_back(x_id, r_id, r)
+    local at, e = r_id, r
+    for _ = 1, LOOP_DEPTH do
+        if at == x_id then
+            return true
+        end
+        if not e or not e.by then
+            return false
+        end
+        at = e.by
+        e = get_entry(at)
+    end
+    return false
+end
+
+-- Credits the referee x's boost to its referrer r, up to the cap; saves r (the caller
+-- saves x). `how` ends the audit detail.
+local function credit(x_id, x, r_id, r, w, now, how)
+    local add = math.max(math.min(w.boost, w.cap - (r.p or 0)), 0)
+    r.p = (r.p or 0) + add
+    local rf = counts(r)
+    rf.c = rf.c + 1
+    local recent = recent_credits(r, now)
+    recent[#recent + 1] = now
+    r.vt = recent
+    x.rs, x.rw, x.rp = 'credited', nil, add
+    put_entry(r_id, r)
+    if add > 0 then
+        reposition(r_id, r, w)
+    end
+    audit(now, 'referral_credit', named(r), 'from ' .. x.rc .. ': +' .. add .. ', score '
+        .. r.p .. how)
+end
+
+-- The referee x (id x_id) has confirmed its email: its leg is judged once, now. A loop
+-- leg is void; a leg from the referrer's network or device, from an address with too
+-- many entries, or past the referrer's hourly limit is held for an admin; any other is
+-- credited. Every outcome is audited. Saves the referrer (the caller saves x).
+local function judge_referral(x_id, x, w, now)
+    local r_id = x.by
+    local r = r_id and get_entry(r_id)
+    if not r then
+        x.rs, x.rw = 'void', 'gone'
+        return
+    end
+    local rf = counts(r)
+    rf.p = math.max(rf.p - 1, 0)
+    if loops_back(x_id, r_id, r) then
+        x.rs, x.rw = 'void', 'loop'
+        put_entry(r_id, r)
+        audit(now, 'referral_void', named(r), 'from ' .. x.rc .. ': loop')
+        return
+    end
+    local why
+    if x.net and x.net == r.net then
+        why = 'network'
+    elseif x.dev and x.dev == r.dev then
+        why = 'device'
+    elseif (x.ac or 0) > w.per_address then
+        why = 'address'
+    elseif #recent_credits(r, now) >= w.velocity then
+        why = 'velocity'
+    end
+    if why then
+        x.rs, x.rw = 'held', why
+        rf.h = rf.h + 1
+        redis.call('ZADD', W.held, now, x_id)
+        put_entry(r_id, r)
+        audit(now, 'referral_hold', named(r), 'from ' .. x.rc .. ': held (' .. why .. ')')
+        return
+    end
+    credit(x_id, x, r_id, r, w, now, '')
+end
+
+-- Admits one waiting, confirmed entry: out of the line, into the admitted set, and a
+-- message in the outbox for the mailer in the same script, so none is ever missed.
+local function admit_entry(id, e, now, how)
+    redis.call('ZREM', W.line, id)
+    redis.call('ZREM', W.ready, id)
+    redis.call('ZADD', W.admitted, now, id)
+    e.st, e.a = 'admitted', now
+    put_entry(id, e)
+    redis.call('XADD', W.outbox, '*', 'kind', 'admitted', 'entry', id, 'email', e.em,
+        'name', e.n or '', 'at', tostring(now))
+    count('admitted', now)
+    audit(now, 'admit', named(e), how)
+end
+
+-- Admits the first `wanted` confirmed entries in order (unconfirmed ones keep their
+-- place and are skipped: they are not in `ready`). Returns their ids.
+local function admit_from_ready(wanted, now, how)
+    local admitted = {}
+    if wanted <= 0 then
+        return admitted
+    end
+    for _, id in ipairs(redis.call('ZRANGE', W.ready, 0, wanted - 1)) do
+        local e = get_entry(id)
+        if e and e.st == 'waiting' and e.ok then
+            admit_entry(id, e, now, how)
+            admitted[#admitted + 1] = id
+        else
+            redis.call('ZREM', W.ready, id)
+        end
+    end
+    return admitted
+end
+
+-- A fresh lottery: a new secret seed and its published SHA-256 (both from the caller:
+-- Lua has neither a safe random source nor SHA-256). Forgets an earlier draw.
+local function commit_draw(now, seed, commitment)
+    redis.call('DEL', W.drawn)
+    redis.call('HDEL', W.meta, 'started_at', 'finished_at', 'count')
+    redis.call('HSET', W.meta, 'seed', seed, 'commitment', commitment, 'state', 'committed',
+        'committed_at', tostring(now))
+    audit(now, 'draw_commit', nil, commitment)
+end
+
+-- Ends the draw once no participant is left unranked.
+local function finish_draw_if_ranked(now)
+    if redis.call('ZCOUNT', W.line, '-inf', DRAWN_BELOW) > 0 then
+        return 'ranking'
+    end
+    local n = redis.call('LLEN', W.drawn)
+    redis.call('HSET', W.meta, 'state', 'drawn', 'finished_at', tostring(now), 'count', n)
+    audit(now, 'draw', nil, n .. ' entries drawn; seed ' .. (redis.call('HGET', W.meta, 'seed') or ''))
+    return 'drawn'
+end
+
+-- Why a change of kind or ordering cannot be made now (nil: it can). A room changes kind
+-- only while it is empty; a waitlist's order is rebuilt by nobody, so it changes only
+-- while nobody waits on it, except to lottery (the draw will order everyone) while no
+-- draw is under way.
+local function change_refusal(old_kind, new_kind, old_ordering, new_ordering, state)
+    local waiting = redis.call('ZCARD', W.line)
+    if new_kind ~= old_kind and (waiting > 0 or redis.call('ZCARD', K_LINE) > 0
+            or redis.call('ZCARD', K_SEATS) > 0) then
+        return 'the kind of a room changes only while nobody waits or holds a seat in it'
+    end
+    if new_ordering ~= old_ordering and waiting > 0 then
+        if new_ordering ~= 'lottery' then
+            return 'the order of a waitlist changes only while nobody waits on it (or to lottery)'
+        elseif state == 'ranking' then
+            return 'a draw is under way'
+        end
+    end
+    return nil
+end
+
+-- Renews the TTLs of the room keys a waitlist script writes to (its own keys have none).
+local function touch_waitlist()
+    for _, key in ipairs({K_STATS, K_AUDIT, K_HISTORY}) do
+        redis.call('EXPIRE', key, STATS_TTL)
+    end
+end
+
+-- Every waitlist script about one entry replies with this: the fields of room_lib's
+-- reply(), then confirmed (0/1), score, referrals credited, held and pending, the
+-- ordering and the draw's state. Position 0 while waiting: not known until the draw.
+local function entry_reply(code, id, e, s, w, now)
+    local state, name, position, rc, confirmed, score = '', '', 0, '', 0, 0
+    local rf = {}
+    if e then
+        state, name, rc, score, rf = e.st, e.n or '', e.rc or '', e.p or 0, counts(e)
+        confirmed = e.ok and 1 or 0
+        if state == 'waiting' then
+            local known = true
+            if w.ordering == 'lottery' and w.state ~= 'drawn' then
+                local at = tonumber(redis.call('ZSCORE', W.line, id))
+                known = at ~= nil and at >= LATE
+            end
+            if known then
+                position = (redis.call('ZRANK', W.line, id) or -1) + 1
+            end
+        end
+    end
+    local capacity, status, version, notice, ordering, draw = 0, '', 0, '', '', ''
+    if s then
+        capacity, status, version, notice = s.capacity, s.status, s.version, s.notice
+    end
+    if w then
+        ordering, draw = w.ordering, w.state
+    end
+    local waiting, admitted = 0, 0
+    if W.line then
+        waiting, admitted = redis.call('ZCARD', W.line), redis.call('ZCARD', W.admitted)
+    end
+    return {code, id or '', state, position, waiting, admitted, capacity, status,
+        tostring(now), '', name, version, notice, rc, confirmed, score, rf.c or 0, rf.h or 0,
+        rf.p or 0, ordering, draw}
+end
+
+-- The start of every waitlist script about one entry: the room (a waitlist), its
+-- settings, the entry. Returns s, w, e, id, nil; or nil, nil, nil, nil and the reply to
+-- return now (no_room, not_waitlist, unknown).
+local function waitlist_entry(now, id)
+    use_waitlist_keys(16)
+    local s = load_settings()
+    if not s then
+        return nil, nil, nil, nil, entry_reply('no_room', id, nil, nil, nil, now)
+    end
+    if not s.waitlist then
+        return nil, nil, nil, nil, entry_reply('not_waitlist', id, nil, s, nil, now)
+    end
+    local w = load_waitlist(s)
+    local e = get_entry(id)
+    if not e then
+        return nil, nil, nil, nil, entry_reply('unknown', id, nil, s, w, now)
+    end
+    return s, w, e, id, nil
+end

@@ -1,0 +1,34 @@
+--!include waitlist_lib.lua
+-- waitlist_review.lua: an admin releases (credits) or voids a referral boost held for
+-- review. The cap still applies to a release; both are audited under the admin's name.
+-- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- ARGV: 1 now ('' = Redis TIME), 2 the referee's entry id, 3 release | void, 4 who
+-- Reply: entry_reply() of the referee; code ok | no_room | not_waitlist | unknown |
+--   not_held
+local now = clock(ARGV[1])
+ACTOR = ARGV[4]
+local s, w, x, x_id, refusal = waitlist_entry(now, ARGV[2])
+if refusal then
+    return refusal
+end
+if x.rs ~= 'held' then
+    return entry_reply('not_held', x_id, x, s, w, now)
+end
+redis.call('ZREM', W.held, x_id)
+local r = get_entry(x.by)
+if r then
+    local rf = counts(r)
+    rf.h = math.max(rf.h - 1, 0)
+end
+if r and ARGV[3] == 'release' then
+    credit(x_id, x, x.by, r, w, now, ' (released)')
+else
+    x.rs, x.rw = 'void', r and 'admin' or 'gone'
+    if r then
+        put_entry(x.by, r)
+        audit(now, 'referral_void', named(r), 'from ' .. x.rc .. ': void (admin)')
+    end
+end
+put_entry(x_id, x)
+touch_waitlist()
+return entry_reply('ok', x_id, x, s, w, now)
