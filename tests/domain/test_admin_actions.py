@@ -220,3 +220,14 @@ def test_an_admin_lets_one_person_in_from_anywhere_in_line(rooms, visits):
     assert visits.admit_one("hall", b, override=False, who="boss").tokens == (b,)
     assert visits.admit_one("hall", a, override=False, who="boss").tokens == ()  # full
     assert visits.admit_one("hall", a, override=True, who="boss").tokens == (a,)
+
+
+def test_the_upkeep_around_an_admins_action_is_the_engines(rooms, visits, reports):
+    """Removing someone lets the next in by the engine's rule: audited as the engine."""
+    rooms.configure("hall", {"capacity": 1})
+    first = rooms.join("hall", name="Ann").token
+    rooms.join("hall", name="Bo")
+    visits.remove("hall", first, who="boss")
+    entries = {(e.kind, e.name): e.who for e in reports.audit("hall")}
+    assert entries[("remove", "Ann")] == "boss"
+    assert entries[("admit", "Bo")] == "engine"

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from gunicorn_app import ARTIFACTS, Server, run_gunicorn
-from gunicorn_app import free_port as free_port  # tests/system import it from "conftest"
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from faultkit import BEAT, CAPACITY, DROPOUT, GRACE, PREFIX, SECRET_KEY, SWEEP, RedisServer
 from gunicorn_app import ARTIFACTS, Server, run_gunicorn
-from gunicorn_app import free_port as free_port  # tests/system import it from "conftest"
 from visitors import OpenPage, Prober, RoomWatch
 
 from webapp.redis.keys import Keys

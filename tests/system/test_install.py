@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from gunicorn_app import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = {"build", "dist", "var", "artifacts", "test-results"}

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from gunicorn_app import free_port
 
 from webapp.redis.connection import EmbeddedRedis
 
@@ -99,7 +99,7 @@ def test_one_embedded_redis_kept_across_restarts(tmp_path):
     try:
         rooms = request(f"http://127.0.0.1:{port}/api/rooms")
         assert rooms == [{"name": "kept", "capacity": 3, "active": 1, "waiting": 0,
-                          "status": "open"}]  # fmt: skip
+                          "status": "open", "notice": None}]  # fmt: skip
     finally:
         stop_app(proc)
     assert redis_servers_for(tmp_path) == []

@@ -127,7 +127,8 @@ def test_line_partial_for_htmx_full_page_otherwise(make_visitor: Any, make_room:
     bob.get("/rooms/hall")
     partial = bob.get("/rooms/hall/line?seen=1", htmx=True).get_data(as_text=True)
     assert partial.lstrip().startswith("<section") and "<html" not in partial
-    assert 'id="line-status"' in partial and "hx-swap-oob" not in partial
+    assert 'id="line-status"' in partial and "#announce" not in partial  # did not move
+    assert partial.count("hx-swap-oob") == 1  # only the notice, replaced out of band
     full = bob.get("/rooms/hall/line").get_data(as_text=True)
     assert full.startswith("<!doctype html>") and 'id="line-status"' in full
 

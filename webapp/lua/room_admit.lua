@@ -26,8 +26,8 @@ if request ~= '' then
         return {'ok', done, '1'}
     end
 end
-ACTOR = ARGV[6]
 if s.waitlist then
+    ACTOR = ARGV[6]
     use_waitlist_keys(17)
     local w = load_waitlist(s)
     if w.ordering == 'lottery' and w.state ~= 'drawn' then
@@ -55,7 +55,8 @@ if s.waitlist then
 end
 local lease = lease_clock(now, ARGV[2])
 local batch = tonumber(ARGV[7])
-settle(now, lease, batch, s)
+settle(now, lease, batch, s)  -- the engine's own upkeep first, audited as the engine's
+ACTOR = ARGV[6]
 local wanted = tonumber(ARGV[3])
 if ARGV[5] ~= '1' then
     wanted = math.min(wanted, math.max(s.capacity - redis.call('ZCARD', K_SEATS), 0))
@@ -74,17 +75,12 @@ if one ~= '' then
     wanted = 0
 end
 while #admitted < wanted and looked < wanted + batch do
-    local head = redis.call('ZRANGE', K_LINE, 0, 0)[1]
+    local head, offered = offer_head(now, lease, s)  -- never admits the absent
     if not head then
         break
     end
     looked = looked + 1
-    local t = get_ticket(head)
-    local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
-    if not t or not due or due < lease then  -- gone already: never admit the absent
-        end_ticket(head, t, 'dropped', now)
-    else
-        seat(head, t, now, lease + s.dropout, 'offered')
+    if offered then
         admitted[#admitted + 1] = head
     end
 end

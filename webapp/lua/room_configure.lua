@@ -53,6 +53,7 @@ if ordering == 'lottery' and (old_ordering ~= 'lottery' or state == '') then
 end
 redis.call('HINCRBY', K_SETTINGS, 'version', 1)
 local s = load_settings()
+ACTOR = 'engine'  -- whom a larger capacity lets in, the engine lets in
 settle(now, lease_clock(now, ARGV[2]), tonumber(ARGV[3]), s)
 touch()
 return reply('ok', '', nil, s, now)

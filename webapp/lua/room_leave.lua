@@ -6,9 +6,6 @@
 --       4 why (left | removed), 5 upkeep batch size, 6 who removes ('' = the visitor)
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown
 local now, token, why = clock(ARGV[1]), ARGV[3], ARGV[4]
-if ARGV[6] and ARGV[6] ~= '' then
-    ACTOR = ARGV[6]
-end
 local s = load_settings()
 if not s then
     return reply('no_room', token, nil, nil, now)
@@ -16,7 +13,11 @@ end
 local lease = lease_clock(now, ARGV[2])
 local t = get_ticket(token)
 if t and t.st ~= 'ended' and not lapse_if_due(token, t, now, lease) then
+    if ARGV[6] and ARGV[6] ~= '' then
+        ACTOR = ARGV[6]  -- the admin's removal; the upkeep after it is the engine's
+    end
     end_ticket(token, t, why, now)
+    ACTOR = 'engine'
 end
 settle(now, lease, tonumber(ARGV[5]), s)
 if not t then

@@ -41,8 +41,9 @@ local K_AUDIT, K_CODES, K_HISTORY = KEYS[11], KEYS[12], KEYS[13]
 local K_PREDICTIONS, K_ACCURACY = KEYS[14], KEYS[15]
 
 local TAU = 600            -- seconds: statistics forget the past with this time constant
-local TAU_LONG = 3600      -- seconds: ... and the long copies of the release statistics
-local LONG = {hold = true, occupied = true, free = true}
+local TAU_SHORT = 120      -- seconds: ... the short copies of the release statistics
+local TAU_LONG = 3600      -- seconds: ... and their long copies
+local COPIED = {hold = true, occupied = true, busy = true}
 local RETAIN = 3600        -- seconds an ended ticket is remembered (410, not 404)
 local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (a bound)
 local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
@@ -141,9 +142,12 @@ end
 
 -- Records an event in the statistics, forgetting with TAU so the figures follow a
 -- change of pace within minutes. The events that measure how fast seats free up are
--- also kept as "<ev>.long", forgetting with TAU_LONG: more samples while the pace holds.
+-- also kept as "<ev>.long", forgetting with TAU_LONG (more samples while the pace
+-- holds), and as "<ev>.short", forgetting with TAU_SHORT (a change shows within
+-- minutes, to be told from noise against the other two).
 local function record(ev, now, value, weight)
-    if LONG[ev] then
+    if COPIED[ev] then
+        accumulate(ev .. '.short', now, value, weight, TAU_SHORT)
         accumulate(ev .. '.long', now, value, weight, TAU_LONG)
     end
     return accumulate(ev, now, value, weight, TAU)
@@ -231,13 +235,16 @@ local function end_ticket(token, t, why, now)
         redis.call('HDEL', K_IDENT, t.id)
     end
     if was_seated then
-        record_occupied(now, redis.call('ZCARD', K_SEATS) + 1)
+        local held = redis.call('ZCARD', K_SEATS) + 1
+        record_occupied(now, held)
         -- A release measures the service rate only while people wait for it: record the
-        -- gap between two releases that both found people in line ("free:from").
+        -- seat-seconds held between two releases that both found people in line (the gap
+        -- times the seats held; "free:from" marks the last such release): seat-seconds
+        -- per release are the pace of one seat, so the rate is known at any capacity.
         local from = tonumber(redis.call('HGET', K_STATS, 'free:from'))
         if redis.call('ZCARD', K_LINE) > 0 then
             if from and now >= from then
-                record('free', now, now - from)
+                record('busy', now, (now - from) * held)
             end
             redis.call('HSET', K_STATS, 'free:from', tostring(now))
         elseif from then
@@ -303,8 +310,25 @@ local function seat(token, t, now, deadline, state)
     audit(now, 'admit', t, from)
 end
 
--- Offers free seats to the head of the line, in line order. A head whose check-in is
--- overdue (not yet swept) drops out instead, so a dead visitor never takes a seat.
+-- Offers a seat to the head of the line, or drops the head instead if its check-in is
+-- overdue (not yet swept), so a dead visitor never takes a seat. Returns the head's
+-- token (nil when nobody waits) and whether it was offered the seat.
+local function offer_head(now, lease, s)
+    local head = redis.call('ZRANGE', K_LINE, 0, 0)[1]
+    if not head then
+        return nil, false
+    end
+    local t = get_ticket(head)
+    local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
+    if not t or not due or due < lease then
+        end_ticket(head, t, 'dropped', now)
+        return head, false
+    end
+    seat(head, t, now, lease + s.dropout, 'offered')
+    return head, true
+end
+
+-- Offers free seats to the head of the line, in line order (automatic admission).
 local function promote(now, lease, limit, s)
     if s.status == 'paused' or s.manual then
         return 0
@@ -312,17 +336,12 @@ local function promote(now, lease, limit, s)
     local free = s.capacity - redis.call('ZCARD', K_SEATS)
     local done = 0
     while free > 0 and done < limit do
-        local head = redis.call('ZRANGE', K_LINE, 0, 0)[1]
+        local head, offered = offer_head(now, lease, s)
         if not head then
             break
         end
         done = done + 1
-        local t = get_ticket(head)
-        local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
-        if not t or not due or due < lease then
-            end_ticket(head, t, 'dropped', now)
-        else
-            seat(head, t, now, lease + s.dropout, 'offered')
+        if offered then
             free = free - 1
         end
     end

@@ -5,11 +5,11 @@
 --       5 who moves it, 6 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_waiting
 local now, token, place = clock(ARGV[1]), ARGV[3], math.max(tonumber(ARGV[4]), 1)
-ACTOR = ARGV[5]
 local s, t, refusal, lease = live_ticket(now, ARGV[2], token, tonumber(ARGV[6]))
 if refusal then
     return refusal
 end
+ACTOR = ARGV[5]  -- after the upkeep, which is the engine's
 if t.st ~= 'waiting' then
     return reply('not_waiting', token, t, s, now)
 end
