@@ -22,7 +22,9 @@ $(DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(RUNTIME)
 
+# The mailer (docs/operations.md, "Email") runs beside gunicorn and stops with it
 run: $(RUNTIME)
+	$(PY) -m webapp.mailer & mailer=$$!; trap 'kill $$mailer 2>/dev/null' EXIT; \
 	$(VENV)/bin/gunicorn -c python:webapp.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 
 test: lint

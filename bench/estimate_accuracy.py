@@ -13,12 +13,22 @@ and estimator:
 Only visitors who joined the line after the warm-up and were admitted are scored.
 Estimators: "ours" (webapp.domain.estimate, what the lobby shows, smoothed) and
 "naive" (people ahead x mean seat time / capacity, the mean taken from the same
-measured holding times, sd from Poisson departures; shown unsmoothed).
+measured holding times and the capacity set at the time, sd from Poisson departures;
+shown unsmoothed).
+
+Four scenarios keep the pace of releases (steady exponential and lognormal seats,
+bursts, a rising share of dropouts); three change it: stays that double for 30 minutes
+(every stay in progress runs at half speed meanwhile), the capacity halved by an admin
+for an hour, and a pace that changes every 5 to 20 minutes. Those with one change also
+score the visitors who joined near it ("who joined near it": from ten minutes before
+the change to twenty after its end), and each run says the share of scored visitors
+ever told that the line had slowed down ("told slower").
 
 Scenarios run two at a time (``--jobs``), each in its own process, on one Redis.
 ``--dump PREFIX`` writes, per scenario, every scored visitor's statistics at join, the
-people ahead, how many of them were let in first and the wait they had, so other
-estimators can be scored on the very same visitors offline.
+people ahead, the seats taken and the capacity, how many of the people ahead were let
+in first and the wait they had, so other estimators can be scored on the very same
+visitors offline.
 
     .venv/bin/python bench/estimate_accuracy.py [--quick] [--seed N] [--jobs N]
 """
@@ -65,6 +75,9 @@ class SimClock:
         return self.now
 
 
+Steps = list[tuple[float, float]]  # (from time t since the start, value), in time order
+
+
 @dataclass
 class Scenario:
     name: str
@@ -78,6 +91,11 @@ class Scenario:
     capacity: int = 20
     dropout_seconds: int = 60
     max_wait_seconds: int | None = 600
+    # How fast seated people use up their seat time, from time t on (1: as drawn; 0.5:
+    # every stay in progress runs twice as long meanwhile). Drawn from the run's seed.
+    pace: Callable[[random.Random], Steps] = lambda rng: []
+    capacity_at: Steps = field(default_factory=list)  # an admin sets the capacity then
+    focus: tuple[float, float] | None = None  # also score those who joined in here
 
 
 @dataclass
@@ -89,9 +107,11 @@ class Visitor:
     predicted: dict[str, tuple[float, float]]  # estimator -> (mean, sd) at join
     shown: dict[str, list[float]] = field(default_factory=dict)
     carried: str | None = None  # the smoothed figure the client hands back
+    slower: bool = False  # was told the line had slowed down
     waited: float | None = None
     offer: tuple[float, int] | None = None  # (time of the offer, line admissions at join)
-    seen: tuple[float, int, dict[str, float]] | None = None  # (now, ahead, stats) at join
+    # (now, ahead, stats, seats taken, capacity) at join
+    seen: tuple[float, int, dict[str, float], int, int] | None = None
 
 
 def exponential(mean: float) -> Callable[[random.Random], float]:
@@ -114,6 +134,8 @@ def scenarios(quick: bool) -> list[Scenario]:
     span = warm + (1800.0 if quick else 10800.0)  # the statistics' TAU is 600 s
     cycle = 1800.0  # the burst scenario: one burst per cycle, then the line drains
     bursts = 2 if quick else 36
+    middle = warm + (span - warm) / 2  # the changes of pace: in the middle of the run
+    slow, halved = (900.0, 1200.0) if quick else (1800.0, 3600.0)
     return [
         Scenario(
             "steady, exponential seats",
@@ -153,7 +175,63 @@ def scenarios(quick: bool) -> list[Scenario]:
             lambda t: 0.05 + 0.55 * min(t / span, 1.0),
             patience=120.0,
         ),
+        Scenario(
+            "stays double for 30 min",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            pace=lambda rng: [(middle - slow / 2, 0.5), (middle + slow / 2, 1.0)],
+            focus=(middle - slow / 2 - 600, middle + slow / 2 + 1200),
+        ),
+        Scenario(
+            "capacity halved for an hour",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            capacity_at=[(middle - halved / 2, 10), (middle + halved / 2, 20)],
+            focus=(middle - halved / 2 - 600, middle + halved / 2 + 1200),
+        ),
+        Scenario(
+            "pace changes every 5-20 min",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            pace=lambda rng: programme(rng, warm / 2, span),
+        ),
     ]
+
+
+def programme(rng: random.Random, start: float, end: float) -> Steps:
+    """From ``start`` on, the pace of leaving changes every 5 to 20 minutes, to anything
+    from half to twice the drawn pace (uniform in its logarithm): talks short and long."""
+    steps, t = [], start
+    while t < end:
+        steps.append((t, math.exp(rng.uniform(-math.log(2), math.log(2)))))
+        t += rng.uniform(300, 1200)
+    return steps
+
+
+def finish(pace: Steps, start: float, work: float) -> float:
+    """When a stay of ``work`` seconds at pace 1, begun at ``start``, ends under ``pace``."""
+    t, rate = start, 1.0
+    i = bisect.bisect_right(pace, (start, math.inf))
+    if i > 0:
+        rate = pace[i - 1][1]
+    for when, then in pace[i:]:
+        if t + work / rate <= when:
+            break
+        work -= (when - t) * rate
+        t, rate = when, then
+    return t + work / rate
 
 
 def naive(stats: dict[str, float], now: float, capacity: int, ahead: int) -> tuple[float, float]:
@@ -184,11 +262,17 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
         order += 1
         heapq.heappush(events, (when, order, kind, visitor))
 
+    pace = scenario.pace(random.Random(seed + 7919))  # not the visitors' draws
+    capacity = scenario.capacity  # as the admin last set it
+
     def seated(visitor: Visitor) -> None:
-        at(clock.now + visitor.stays_for, "leave", visitor)
+        at(start + finish(pace, clock.now - start, visitor.stays_for), "leave", visitor)
 
     at(start, "arrive")
     at(start, "sweep")
+    for when, _ in scenario.capacity_at:
+        at(start + when, "capacity")
+    changes = iter(scenario.capacity_at)
     end = start + scenario.duration
     scored: list[Visitor] = []
     refused = lost = calls = 0
@@ -205,6 +289,10 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             count = now_count
         clock.now, _, kind, visitor = heapq.heappop(events)
         t = clock.now - start
+        if kind == "capacity":
+            capacity = int(next(changes)[1])
+            rooms.configure(ROOM, {"capacity": capacity})
+            continue
         if kind == "sweep":
             rooms.sweep(ROOM)
             if clock.now < end or len(events) > 0:
@@ -237,10 +325,10 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             predicted = new.predicted
             if standing.raw is not None:
                 predicted["ours"] = (standing.raw.wait, standing.raw.spread)
-                predicted["naive"] = naive(stats, clock.now, scenario.capacity, ticket.ahead)
+                predicted["naive"] = naive(stats, clock.now, capacity, ticket.ahead)
             if t >= scenario.warmup and quits == math.inf and len(predicted) == 2:
                 scored.append(new)
-                new.seen = (clock.now, ticket.ahead, dict(stats))
+                new.seen = (clock.now, ticket.ahead, dict(stats), ticket.active, capacity)
             for name, (mean, _) in predicted.items():
                 new.shown[name] = [mean]
             new.carried = standing.shown.dumps() if standing.shown else None
@@ -265,8 +353,9 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             if standing.shown is not None:
                 visitor.shown.setdefault("ours", []).append(standing.shown.wait)
                 visitor.carried = standing.shown.dumps()
+            visitor.slower = visitor.slower or standing.trend == "slower"
             if "naive" in visitor.shown:
-                guess = naive(stats, clock.now, scenario.capacity, ticket.ahead)[0]
+                guess = naive(stats, clock.now, capacity, ticket.ahead)[0]
                 visitor.shown["naive"].append(guess)
             at(clock.now + standing.poll_after, "poll", visitor)
         elif kind == "leave" and visitor is not None:
@@ -294,6 +383,8 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
                 "t": v.seen[0],
                 "ahead": v.seen[1],
                 "stats": v.seen[2],
+                "active": v.seen[3],
+                "capacity": v.seen[4],
                 "waited": v.waited,
                 "first": first(v),
             }
@@ -305,24 +396,36 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
         "lost": lost,
         "calls": calls,
         "median_wait": statistics.median(v.waited for v in done if v.waited) if done else 0,
+        "slower": sum(v.slower for v in done) / max(len(done), 1),
     }
+    near = []
+    if scenario.focus is not None:
+        near = [v for v in done if scenario.focus[0] <= v.joined - start < scenario.focus[1]]
+        results["near"] = len(near)
     for name in ("ours", "naive"):
-        errors, inside, grew = [], 0, 0
-        for v in done:
-            assert v.waited is not None
-            mean, sd = v.predicted[name]
-            errors.append(abs(mean - v.waited) / v.waited)
-            inside += abs(mean - v.waited) <= sd
-            grew += rose(v.shown.get(name, []))
-        n = max(len(done), 1)
-        signed = [v.predicted[name][0] / v.waited - 1 for v in done if v.waited]
-        results[name] = (
-            statistics.median(errors) if errors else math.nan,
-            statistics.median(signed) if signed else math.nan,
-            inside / n,
-            grew / n,
-        )
+        results[name] = score(done, name)
+        if near:
+            results[f"{name} near"] = score(near, name)
     return results
+
+
+def score(visitors: list[Visitor], name: str) -> tuple[float, float, float, float]:
+    """MdAPE, bias, share inside the predicted mean ± sd, and share whose figure grew."""
+    errors, signed, inside, grew = [], [], 0, 0
+    for v in visitors:
+        assert v.waited is not None
+        mean, sd = v.predicted[name]
+        errors.append(abs(mean - v.waited) / v.waited)
+        signed.append(mean / v.waited - 1)
+        inside += abs(mean - v.waited) <= sd
+        grew += rose(v.shown.get(name, []))
+    n = max(len(visitors), 1)
+    return (
+        statistics.median(errors) if errors else math.nan,
+        statistics.median(signed) if signed else math.nan,
+        inside / n,
+        grew / n,
+    )
 
 
 def run(port: int, index: int, quick: bool, seed: int) -> dict[str, object]:
@@ -384,10 +487,14 @@ def main() -> int:
                 error, bias, inside, grew = out[name]  # type: ignore[misc]
                 label = scenario.name if name == "ours" else ""
                 print(f"{label:36} {name:9} {error:7.1%} {bias:+7.1%} {inside:7.1%} {grew:6.1%}")
+            for name in ("ours", "naive") if "near" in out else ():
+                error, bias, inside, grew = out[f"{name} near"]  # type: ignore[misc]
+                label = f"  {out['near']} who joined near it" if name == "ours" else ""
+                print(f"{label:36} {name:9} {error:7.1%} {bias:+7.1%} {inside:7.1%} {grew:6.1%}")
             print(
                 f"{'':36} ({out['scored']} scored, median wait {out['median_wait']:.0f} s, "
                 f"{out['refused']} refused, {out['lost']} lost, {out['calls']} calls "
-                f"in {took:.0f} s)"
+                f"in {took:.0f} s; told slower {out['slower']:.0%})"
             )
             ours, plain = out["ours"], out["naive"]
             if not ours[0] < plain[0]:  # type: ignore[index]

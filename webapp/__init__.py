@@ -56,7 +56,18 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["services"] = services
 
     from webapp import security
-    from webapp.views import admin, admin_api, admin_auth, api, errors, health, pages, ws
+    from webapp.views import (
+        admin,
+        admin_api,
+        admin_auth,
+        api,
+        claims,
+        errors,
+        health,
+        pages,
+        waitlist,
+        ws,
+    )
     from webapp.views import metrics as metrics_views
 
     errors.init_app(app)
@@ -65,6 +76,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
+    app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`
     app.register_blueprint(admin.bp)  # the control panel, behind that login
     ws.init_app(app)

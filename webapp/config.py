@@ -15,7 +15,7 @@ from flask import Config
 from webapp.domain.admins import MIN_PASSWORD
 
 # Never parsed: "1e3" or "null" is a password too
-SECRETS = ("SECRET_KEY", "ADMIN_TOKEN", "ADMIN_PASSWORD")
+SECRETS = ("SECRET_KEY", "ADMIN_TOKEN", "ADMIN_PASSWORD", "SMTP_PASSWORD")
 MIN_TOKEN_LENGTH = 16
 
 
@@ -54,6 +54,14 @@ class Defaults:
     WS_BEAT_SECONDS = 5.0  # a live room socket renews its seat this often
     WS_REFRESH_SECONDS = 10.0  # safety net: resend the room's figures this often
     WS_ALLOWED_ORIGINS: tuple[str, ...] = ()  # extra origins allowed besides the page's own
+    # Email (issue 13, phase 2a): read by the mailer worker (`python -m webapp.mailer`)
+    PUBLIC_URL = "http://127.0.0.1:8000"  # the claim links' base
+    MAIL_FROM = "waiting-room@localhost"
+    SMTP_HOST = "127.0.0.1"
+    SMTP_PORT = 25
+    SMTP_USERNAME = ""
+    SMTP_PASSWORD: str | None = None
+    SMTP_STARTTLS = False
     SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {"ping_interval": 15, "max_message_size": 16384}
 
 

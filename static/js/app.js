@@ -4,6 +4,7 @@
    - room page: the presence websocket (reconnects with backoff), live participants,
      and a title change + notification when you were let in while the tab was hidden.
    - chat on the room page, on the same socket (docs/chat.md, "In the browser").
+   - a waitlist entry's page: the button that copies the referral link.
    Other code plugs into the socket with window.roomSocket.on(type, fn) and
    window.roomSocket.send({type: ...}); "socket.open" and "socket.close" are told too. */
 (function () {
@@ -474,6 +475,22 @@
     connect();
     welcome();
   }
+
+  // A copy button (data-copy="<input id>"), shown only where the clipboard works.
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    var field = byId(button.dataset.copy);
+    var status = byId(button.dataset.copy + "-status");
+    if (!field || !navigator.clipboard) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(field.value).then(function () {
+        if (status) { status.textContent = "Copied to the clipboard."; }
+      }, function () {
+        field.select();
+        if (status) { status.textContent = "Select the link and copy it."; }
+      });
+    });
+  });
 
   if (body.dataset.page === "waiting") { waitingPage(); }
   if (body.dataset.page === "room") { roomPage(); }

@@ -53,7 +53,8 @@ def test_release_rate_follows_a_change_of_pace(rooms, clock):
 
 
 def test_release_statistics_are_also_kept_over_hours(rooms, clock):
-    """The long copies forget with TAU_LONG: after a change they still hold the old pace."""
+    """The long copies forget with TAU_LONG: after a change they still hold the old pace;
+    the short ones forget with TAU_SHORT: they hold the new pace alone."""
     seated = busy_room(rooms)
     turn_over(rooms, clock, seated, hold=10, times=60)
     turn_over(rooms, clock, seated, hold=40, times=45)
@@ -62,8 +63,11 @@ def test_release_statistics_are_also_kept_over_hours(rooms, clock):
     longer = estimate.moments(rooms.stats("busy"), "hold.long", now, estimate.TAU_LONG)
     assert longer.weight > 3 * recent.weight
     assert recent.mean > 35 and 15 < longer.mean < 30
-    for event in ("occupied", "free"):
+    short = estimate.moments(rooms.stats("busy"), "hold.short", now, estimate.TAU_SHORT)
+    assert short.mean == pytest.approx(40, rel=0.01)
+    for event in ("occupied", "busy"):
         assert f"{event}.long:n" in rooms.stats("busy")
+        assert f"{event}.short:n" in rooms.stats("busy")
 
 
 def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock):
@@ -75,7 +79,7 @@ def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock):
         rooms.leave("quiet", ticket.token)
         clock.advance(100)
     stats = rooms.stats("quiet")
-    assert "free:n" not in stats
+    assert "busy:n" not in stats
     assert stats["hold:n"] > 3
     assert stats["hold:s"] / stats["hold:n"] == pytest.approx(30)
 

@@ -9,6 +9,8 @@ import pytest
 from webapp.domain import estimate
 from webapp.domain.estimate import Estimate, Rates, Shown
 
+LONG = ((estimate.LONG, 1.0),)
+
 
 def room(service=0.5, c2=1.0, cs2=None, stay=1.0, capacity=1, rate_error=0.0) -> Rates:
     return Rates(service, c2, c2 if cs2 is None else cs2, stay, capacity, rate_error)
@@ -93,7 +95,7 @@ def test_rates_from_statistics():
     """Busy gaps and holds / N combined by precision; stay from the line time of the admitted."""
     figures = stats(
         hold_n=100, hold_s=6000, hold_q=100 * (60**2 + 30**2), hold_t=1000,
-        free_n=50, free_s=200, free_q=50 * 32, free_t=1000,
+        busy_n=50, busy_s=50 * 80, busy_q=50 * 32 * 20**2, busy_t=1000,
         abandon_n=10, abandon_s=500, abandon_t=1000,
         waited_n=90, waited_s=9500, waited_t=1000,
     )  # fmt: skip
@@ -101,7 +103,8 @@ def test_rates_from_statistics():
     assert rates is not None
     cs2 = (100 * 0.25 + estimate.PRIOR_WEIGHT) / (100 + estimate.PRIOR_WEIGHT)
     long_run = estimate.long_run_c2(cs2, 20)
-    by_holds, by_gaps = 100 / cs2, 50 / 1.0  # the gaps' own c2 is 16 / 4**2 = 1
+    # 80 seat-seconds per busy release: a gap of 4 s at 20 seats; their c2 is 16 / 4**2 = 1
+    by_holds, by_gaps = 100 / cs2, 50 / 1.0
     assert 1 / rates.service == pytest.approx((3 * by_holds + 4 * by_gaps) / (by_holds + by_gaps))
     assert (rates.c2, rates.cs2) == (pytest.approx(1.0), pytest.approx(cs2))
     assert rates.stay == pytest.approx(9500 / 10_000)
@@ -142,7 +145,7 @@ def test_a_steady_pace_is_measured_over_the_longer_window():
     figures = hour_of_holds(mean=62.0, long_mean=60.0)
     rates = estimate.rates(figures, now=0, capacity=20)
     recent = estimate.releases_seen(figures, now=0, capacity=20)
-    longer = estimate.releases_seen(figures, 0, 20, ".long", estimate.TAU_LONG)
+    longer = estimate.releases_seen(figures, 0, 20, LONG)
     assert rates is not None and recent is not None and longer is not None
     assert 1 / rates.service == pytest.approx(3.0, rel=0.005)
     shift = math.log(60 / 62)
@@ -165,7 +168,7 @@ def test_without_a_long_window_the_recent_one_counts():
     rates = estimate.rates(figures, now=0, capacity=20)
     recent = estimate.releases_seen(figures, now=0, capacity=20)
     assert rates is not None and recent is not None
-    assert (1 / rates.service, rates.rate_error) == (recent.gap, recent.error)
+    assert (20 / rates.service, rates.rate_error) == (recent.turn, recent.error)
 
 
 def test_unknown_until_enough_holds():
@@ -254,7 +257,148 @@ def test_shown_figure_falls_faster_than_it_rises():
 
 def test_shown_figure_round_trips_as_text():
     """The client carries the shown figure as short text; garbage reads as nothing."""
-    shown = Shown(12.5, 3.0, 1_700_000_000.5)
-    assert Shown.loads(shown.dumps()) == shown
-    for junk in (None, "", "1,2", "a,b,c", "nan,1,1", "-1,1,1", "1," * 50 + "1"):
-        assert Shown.loads(junk) is None
+    for shown in (Shown(12.5, 3.0, 1_700_000_000.5), Shown(12.5, 3.0, 1_700_000_000.5, 0.125)):
+        assert Shown.loads(shown.dumps()) == shown
+    junk = (None, "", "1,2", "a,b,c", "nan,1,1", "-1,1,1", "1,1,1,-1", "1,1,1,1,1", "1," * 50)
+    for text in junk:
+        assert Shown.loads(text) is None
+
+
+class Releasing:
+    """A full room's statistics, recorded as room_lib.lua records them (every window),
+    for seats released at exactly one per ``turn / capacity`` seconds: no noise, so the
+    figures are closed-form."""
+
+    def __init__(self, capacity: int = 20) -> None:
+        self.capacity, self.now, self.stats = capacity, 0.0, {}
+
+    def record(self, event: str, value: float) -> None:
+        for suffix, tau in estimate.WINDOWS.items():
+            field, figures = event + suffix, self.stats
+            last = figures.get(f"{field}:t")
+            w = math.exp(-(self.now - last) / tau) if last is not None else 1.0
+            for part, add in (("n", 1.0), ("s", value), ("q", value * value)):
+                figures[f"{field}:{part}"] = figures.get(f"{field}:{part}", 0.0) * w + add
+            figures[f"{field}:t"] = self.now
+
+    def release(self, count: int, turn: float) -> Releasing:
+        gap = turn / self.capacity
+        for i in range(count):
+            self.now += gap
+            self.record("occupied", self.capacity * gap)
+            self.record("hold", turn * (0.5 if i % 2 else 1.5))  # holds that vary: cs2 1/4
+            self.record("busy", self.capacity * gap)
+        return self
+
+    def rates(self, capacity: int | None = None) -> Rates:
+        found = estimate.rates(self.stats, self.now, capacity or self.capacity)
+        assert found is not None
+        return found
+
+
+def turn(rates: Rates) -> float:
+    return rates.capacity / rates.service
+
+
+def test_one_window_counts_its_releases_twice():
+    """A mean under exponentially decaying weights is worth 2 n samples: share 1 / (2 n)."""
+    room = Releasing().release(2400, turn=60.0)
+    recent = estimate.releases_seen(room.stats, room.now, 20)
+    assert recent is not None
+    assert recent.share == pytest.approx(1 / (2 * recent.seen))
+    assert estimate.apart(recent, recent, 20) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_steady_pace_keeps_todays_spread():
+    """All windows agree: the hour's rate and error, no drift, and the short window adds
+    nothing (the same rates as without it); the spread is the closed form of before."""
+    room = Releasing().release(2400, turn=60.0)
+    rates = room.rates()
+    without = {k: v for k, v in room.stats.items() if estimate.SHORT + ":" not in k}
+    longer = estimate.releases_seen(room.stats, room.now, 20, LONG)
+    assert longer is not None
+    assert turn(rates) == pytest.approx(60.0)
+    assert (rates.drift, rates.moved) == (0.0, 0.0)
+    assert rates.rate_error == pytest.approx(longer.error)
+    assert estimate.rates(without, room.now, 20) == pytest.approx(rates)
+    guess = estimate.wait_for(rates, 100)
+    c2 = estimate.departure_c2(rates.c2, rates.cs2, 20, 101)
+    assert guess.wait == pytest.approx(101 * 3.0)
+    assert guess.variance == pytest.approx(101 * c2 * 9.0 + guess.wait**2 * longer.error)
+
+
+@pytest.mark.parametrize(
+    ("new", "releases", "reached", "recent_alone"),
+    [
+        (240.0, 30, 0.8, 0.4),  # four times slower: within 20% of it after 30 releases
+        (120.0, 40, 0.55, 0.3),  # twice as slow: over halfway (in log) after 40 releases
+        (30.0, 60, 0.55, 0.25),  # twice as fast: over halfway after 60 releases (90 s)
+    ],
+)
+def test_a_change_of_pace_moves_the_mean_and_widens_the_spread(
+    new, releases, reached, recent_alone
+):
+    """A step from 60 to ``new`` seat-seconds per release: within the stated number of
+    releases the mean has gone ``reached`` of the way (in log), where the ten-minute
+    window alone would be under ``recent_alone`` of it; the range is far wider than
+    while the pace held, and the drift says the pace moved."""
+    room = Releasing().release(2400, turn=60.0)
+    before = estimate.wait_for(room.rates(), 100)
+    rates = room.release(releases, turn=new).rates()
+    recent = estimate.releases_seen(room.stats, room.now, 20)
+    assert recent is not None
+    way = math.log(new / 60.0)
+    assert math.log(turn(rates) / 60.0) / way > reached
+    assert math.log(recent.turn / 60.0) / way < recent_alone
+    after = estimate.wait_for(rates, 100)
+    assert rates.drift > 0 and rates.moved > 0
+    assert after.spread / after.wait > 3 * before.spread / before.wait
+
+
+def test_capacity_counts_at_once():
+    """The pace is per seat: half the capacity, half the release rate, from the same
+    statistics; seats held over the new capacity must free up first (one by one)."""
+    room = Releasing().release(2400, turn=60.0)
+    full, halved = room.rates(20), room.rates(10)
+    assert halved.service == pytest.approx(full.service / 2)
+    assert estimate.wait_for(halved, 50).wait == pytest.approx(2 * estimate.wait_for(full, 50).wait)
+    drained = estimate.wait_for(halved, 50, seated=20)
+    first = sum(60.0 / held for held in range(20, 10, -1))  # 10 releases of 20, 19, ... 11
+    assert drained.wait == pytest.approx(estimate.wait_for(halved, 50).wait + first)
+    assert estimate.wait_for(halved, 50, seated=10) == estimate.wait_for(halved, 50)
+
+
+def test_drift_widens_longer_waits_more_up_to_a_bound():
+    """A pace that moved lately may move within the wait: relative variance drift x wait,
+    never more than ``moved``."""
+    calm = room(service=1.0, capacity=10, rate_error=0.01)
+    moving = calm._replace(drift=0.001, moved=0.2)
+    for ahead, extra in ((9, 0.01), (99, 0.1), (999, 0.2)):
+        still, moved = estimate.wait_for(calm, ahead), estimate.wait_for(moving, ahead)
+        assert moved.wait == still.wait
+        assert moved.variance == pytest.approx(still.variance + still.wait**2 * extra)
+
+
+def test_trend_says_whether_the_line_slowed_down():
+    """A release rate 10% under the one the figure shown before stands for: slower;
+    10% over it: faster; nothing without a figure (or its rate) shown before."""
+    before = Shown(300.0, 900.0, 0.0, pace=0.5)
+    assert estimate.trend(before, 0.5 / 1.11) == "slower"
+    assert estimate.trend(before, 0.5 / 1.09) is None
+    assert estimate.trend(before, 0.5 * 1.11) == "faster"
+    assert estimate.trend(None, 0.25) is None
+    assert estimate.trend(before._replace(pace=0.0), 0.25) is None
+
+
+def test_the_rate_shown_moves_with_the_figure():
+    """The rate a figure stands for is smoothed by the same share as the figure, so the
+    trend lasts while a figure rises toward a slower line's estimate."""
+    before = Shown(100.0, 0.0, 0.0, pace=1.0)
+    later = estimate.smooth(before, Estimate(200.0, 0.0), now=30, pace=0.5)
+    keep = math.exp(-30 / estimate.SMOOTH_UP)
+    assert later.wait == pytest.approx(200 + (70 - 200) * keep)
+    assert later.pace == pytest.approx(0.5 * 2**keep)
+    assert estimate.trend(later, 0.5) == "slower"
+    settled = estimate.smooth(later, Estimate(170.0, 0.0), now=1200, pace=0.5)
+    assert settled.pace == pytest.approx(0.5, rel=1e-3)
+    assert estimate.trend(settled, 0.5) is None

@@ -11,7 +11,10 @@ again, so an admin's change holds from the next request on every worker and host
 The figure shown to a visitor is smoothed (``estimate.smooth``) from the figure shown
 at their previous poll. That figure is carried by the client, not kept here, so any
 worker process can answer any poll: the caller passes it back as ``shown`` (the text
-of ``Standing.shown.dumps()``); without it the raw estimate is shown.
+of ``Standing.shown.dumps()``); without it the raw estimate is shown. Against it, too,
+``Standing.trend`` says whether the line has slowed down or sped up since. Estimates
+are made at the capacity the script answered with, so an admin's change of capacity
+counts from the next check-in.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Standing(NamedTuple):
     poll_after: float
     raw: estimate.Estimate | None = None  # the model's estimate before smoothing
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
+    trend: str | None = None  # "slower" or "faster" than the figure shown before said
 
 
 class _Cached(NamedTuple):
@@ -99,12 +103,13 @@ class Lobby:
         """The room's statistics as last read (at most ``refresh`` seconds old)."""
         return self._room(room).stats
 
-    def rates(self, room: str, now: float) -> estimate.Rates | None:
-        """The room's service and dropout rates from the cached statistics."""
+    def rates(self, room: str, now: float, capacity: int = 0) -> estimate.Rates | None:
+        """The room's service and dropout rates from the cached statistics, at the
+        ``capacity`` a script just answered with (else the cached settings')."""
         cached = self._room(room)
         if cached.settings is None:
             return None
-        return estimate.rates(cached.stats, now, cached.settings.capacity)
+        return estimate.rates(cached.stats, now, capacity or cached.settings.capacity)
 
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
         for _ in range(JOIN_TRIES - 1):
@@ -150,14 +155,17 @@ class Lobby:
             done = estimate.Estimate(0.0, 0.0)
             return Standing(ticket, done, round(min(session / 3, 30.0), 1), done)
         raw = None
-        rates = self.rates(room, ticket.now)
+        rates = self.rates(room, ticket.now, ticket.capacity)
         if ticket.room_status != "paused" and rates is not None:
-            raw = estimate.wait_for(rates, ticket.ahead)
+            raw = estimate.wait_for(rates, ticket.ahead, ticket.active)
         poll = estimate.poll_after(dropout, ticket.position, raw)
-        if raw is None:
+        if raw is None or rates is None:
             return Standing(ticket, None, poll)
-        figure = estimate.smooth(estimate.Shown.loads(shown), raw, ticket.now)
-        return Standing(ticket, estimate.Estimate(figure.wait, figure.variance), poll, raw, figure)
+        before = estimate.Shown.loads(shown)
+        figure = estimate.smooth(before, raw, ticket.now, rates.service)
+        why = estimate.trend(before, rates.service)
+        shown_now = estimate.Estimate(figure.wait, figure.variance)
+        return Standing(ticket, shown_now, poll, raw, figure, why)
 
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""

@@ -281,6 +281,7 @@ class WaitingRooms:
         if not valid_room_name(room):
             return False
         keys = [*self.keys.room(room).all(), *self.keys.waitlist(room).all()]
+        keys += [self.keys.deliveries(room), self.keys.claims(room)]  # mail, claim links
         removed = self.client.delete(*keys)
         self.client.srem(self.keys.rooms, room)
         return bool(removed)

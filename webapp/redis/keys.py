@@ -152,6 +152,17 @@ class Keys:
         """string, a day: what an admin admission with this request id admitted."""
         return f"{self.prefix}:{{room:{room}}}:admit:{request_id}"
 
+    def deliveries(self, room: str) -> str:
+        """hash, kept with the room: "<entry>:<kind>" -> JSON delivery status of one
+        notice (sending, retry, sent, failed; attempts, worker, Message-ID, last error),
+        for the mailer's idempotency and the panel. One field per notice ever sent."""
+        return f"{self.prefix}:{{room:{room}}}:mail"
+
+    def claims(self, room: str) -> str:
+        """hash, kept with the room: admitted waitlist entry -> when its claim link was
+        used (one field per admitted entry at most)."""
+        return f"{self.prefix}:{{room:{room}}}:wl:claimed"
+
     def chat(self, chat_id: str) -> ChatKeys:
         base = f"{self.prefix}:{{chat:{chat_id}}}"
         return ChatKeys(

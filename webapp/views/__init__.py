@@ -10,6 +10,7 @@ from webapp.domain.lobby import Lobby
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
+from webapp.domain.waitlist import Waitlists
 from webapp.services import Services
 
 
@@ -36,3 +37,7 @@ def visits() -> Visits:
 
 def reports() -> Reports:
     return services().reports
+
+
+def waitlists() -> Waitlists:
+    return services().waitlists

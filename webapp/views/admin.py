@@ -31,7 +31,7 @@ from webapp.domain.settings import (
     Setting,
 )
 from webapp.domain.visits import MAX_NOTICE
-from webapp.views import charts, lobby, reports, rooms, visits
+from webapp.views import charts, lobby, reports, rooms, visits, waitlists
 from webapp.views.admin_api import MAX_ADMIT, MAX_REQUEST_ID, audit_csv
 from webapp.views.admin_auth import current_admin, login_required
 from webapp.views.errors import error_response
@@ -44,7 +44,12 @@ CHOICES = {"open": "Open", "paused": "Paused", "closed": "Closed", "auto": "Auto
 STATUS_ACTIONS = {"open": "Open the room", "paused": "Pause admissions", "closed": "Close the room"}
 AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit": "Admitted",
                "remove": "Removed", "move": "Moved in line", "notice": "Notice broadcast",
-               "notice_cleared": "Notice cleared"}  # fmt: skip
+               "notice_cleared": "Notice cleared", "referral_credit": "Referral credited",
+               "referral_hold": "Referral held for review", "referral_void": "Referral void",
+               "draw_commit": "Lottery seed committed", "draw": "Lottery drawn"}  # fmt: skip
+HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
+            "address": "an address with many entries", "velocity": "too many referrals in an "
+            "hour"}  # fmt: skip
 DETAILS = {
     ("admit", "line"): "from the line",
     ("admit", "direct"): "on joining (a seat was free)",
@@ -168,8 +173,15 @@ def room_page(
         "errors": errors or {},
         "values": values,
         "request_id": secrets.token_urlsafe(16),
+        "waitlist": waitlist_context(room) if settings.kind == "waitlist" else None,
     }
     return render_template("admin/room.html", **context), status
+
+
+def waitlist_context(room: str) -> dict[str, Any]:
+    """A waitlist's figures, its held referral boosts and its lottery's draw."""
+    return {"figures": waitlists().figures(room), "held": waitlists().held(room),
+            "draw": waitlists().draw_record(room), "why": HELD_WHY}  # fmt: skip
 
 
 def line_context(room: str, page: int, query: str, now: float | None = None) -> dict[str, Any]:
@@ -341,6 +353,33 @@ def notice(room: str) -> ResponseReturnValue:
         return room_page(room, 400, {"text": error}, request.form)
     stored = visits().notice(room, text, who())
     flash(f"Broadcast the notice: “{stored}”" if stored else "Cleared the notice.")
+    return back(room)
+
+
+# -- a waitlist ----------------------------------------------------------------
+
+
+@bp.post("/rooms/<room>/held/<referee>/release")
+@login_required
+def release_referral(room: str, referee: str) -> ResponseReturnValue:
+    waitlists().release(room, referee, who())
+    flash("Released the referral: its referrer is credited (up to the cap).")
+    return back(room)
+
+
+@bp.post("/rooms/<room>/held/<referee>/void")
+@login_required
+def void_referral(room: str, referee: str) -> ResponseReturnValue:
+    waitlists().void(room, referee, who())
+    flash("Voided the referral: its referrer gets nothing for it.")
+    return back(room)
+
+
+@bp.post("/rooms/<room>/draw")
+@login_required
+def draw(room: str) -> ResponseReturnValue:
+    record = waitlists().draw(room, who())
+    flash(f"Held the draw: {record.entries:,} entries ranked.")
     return back(room)
 
 

@@ -11,11 +11,16 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
-from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.views import lobby, rooms, visits
+from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
+from webapp.domain.waitlist import Entry, NotAWaitlist
+from webapp.links import entry_of, entry_token
+from webapp.views import lobby, rooms, visits, waitlists
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
+MAX_EMAIL = 320  # characters: RFC 5321's longest path
+MAX_REF = 32  # characters of a referral code that are looked at
+WAITLIST_POLL = 300.0  # seconds: a waitlist moves in batches, and nobody checks in
 
 
 def json_object(required: bool) -> dict[str, Any]:
@@ -46,8 +51,45 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "room_status": ticket.room_status,
         "support_code": ticket.support_code,
         "notice": ticket.notice or None,
+        "trend": standing.trend,
     }
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
+
+
+def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
+    """A waitlist entry in the shape of a live standing (no estimate: it moves when an
+    admin or the schedule admits), with its confirmation and referrals; ``token`` is
+    signed, as entry ids are public once a lottery is drawn."""
+    ticket = entry.ticket
+    body = {
+        "token": entry_token(room, entry.id),
+        "status": "admitted" if entry.state == "admitted" else "waiting",
+        "position": entry.position,
+        "ahead": ticket.ahead,
+        "wait": None,
+        "variance": None,
+        "range": None,
+        "shown": None,
+        "poll_after": WAITLIST_POLL,
+        "waiting": ticket.waiting,
+        "active": ticket.active,
+        "capacity": ticket.capacity,
+        "room_status": ticket.room_status,
+        "support_code": entry.referral_code,
+        "notice": ticket.notice or None,
+        "confirmed": entry.confirmed,
+        "referral_code": entry.referral_code,
+        "score": entry.score,
+        "referrals": entry.referrals._asdict(),
+    }
+    return jsonify(body), 200, {"X-Poll-After-Seconds": str(WAITLIST_POLL)}
+
+
+def text_field(body: dict[str, Any], name: str, most: int) -> str:
+    value = body.get(name, "")
+    if not isinstance(value, str) or len(value) > most:
+        raise InvalidInput(f"{name} must be text of at most {most} characters")
+    return value
 
 
 def wait_range(guess: Estimate) -> list[int]:
@@ -69,6 +111,11 @@ def join(room: str) -> ResponseReturnValue:
         raise InvalidInput(
             f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
         )
+    email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
+    if lobby().settings(room).kind == "waitlist":
+        address = request.remote_addr or ""
+        entry = waitlists().join(room, name, email, ref, address=address)
+        return waitlist_json(room, entry)
     identity = f"api:{key}" if key else ""
     return standing_json(visits().join(room, identity=identity, name=name))
 
@@ -78,7 +125,19 @@ def position(room: str, token: str) -> ResponseReturnValue:
     # `shown`: the figure this client showed last (the previous reply's "shown"), so
     # the new one moves smoothly from it; optional, and anything unparsable is ignored.
     shown = request.args.get("shown")
+    if lobby().settings(room).kind == "waitlist":
+        return waitlist_json(room, waitlist_entry(room, token))
     return standing_json(lobby().check_in(room, token, shown=shown))
+
+
+def waitlist_entry(room: str, token: str) -> Entry:
+    entry = entry_of(room, token)
+    if entry is None:
+        raise TicketNotFound("no such entry on this waitlist")
+    try:
+        return waitlists().position(room, entry)
+    except NotAWaitlist:  # it became a live room since the settings were cached
+        raise TicketNotFound("no such entry on this waitlist") from None
 
 
 @bp.post("/rooms/<room>/leave/<token>")

@@ -60,7 +60,9 @@ def init_app(app: Flask) -> None:
         if isinstance(error, engine.JoinRefused):
             headers["Retry-After"] = str(error.retry_after)
             retry = wait_words(Estimate(error.retry_after, 0.0), "open")
-        return error_response(STATUS.get(type(error), 400), str(error), headers, retry=retry)
+        # By the class or its nearest listed base: EntryNotFound is a TicketNotFound (404).
+        status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
+        return error_response(status, str(error), headers, retry=retry)
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:

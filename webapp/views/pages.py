@@ -111,6 +111,10 @@ def set_name() -> ResponseReturnValue:
 
 @bp.get("/rooms/<room>")
 def gate(room: str) -> ResponseReturnValue:
+    if is_waitlist(room):
+        from webapp.views.waitlist import signup_page  # it imports this module
+
+        return signup_page(room)
     if not session.get("name"):
         return redirect(url_for(".home", next=request.path))
     standing = visits().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
@@ -125,6 +129,14 @@ def gate(room: str) -> ResponseReturnValue:
     return render_template(
         "room.html", room=room, state=state, welcome=welcome, poll=poll, you=you, support_code=code
     )
+
+
+def is_waitlist(room: str) -> bool:
+    """From the cached settings (``Lobby``): no extra Redis call on a live room's gate."""
+    try:
+        return lobby().settings(room).kind == "waitlist"
+    except RoomNotFound:
+        return False
 
 
 @bp.get("/rooms/<room>/line")
@@ -186,9 +198,20 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "room": room,
         "ticket": ticket,
         "wait": wait_words(standing.estimate, ticket.room_status),
+        "trend": trend_words(standing.trend),
         "poll": standing.poll_after,
         "moved": seen is not None and seen != ticket.position,
     }
+
+
+def trend_words(trend: str | None) -> str | None:
+    """Why the estimate moved, when the line's pace did: a growing figure reads as news,
+    not as a broken clock."""
+    if trend == "slower":
+        return "The line has slowed down, so the wait is longer than we said before."
+    if trend == "faster":
+        return "The line has sped up."
+    return None
 
 
 def wait_words(guess: Estimate | None, room_status: str) -> str:

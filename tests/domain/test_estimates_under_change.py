@@ -1,0 +1,95 @@
+"""Wait estimates when the pace changes, with the real engine and time under control."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+
+from webapp.domain import estimate
+from webapp.domain.lobby import Lobby
+from webapp.domain.rooms import WaitingRooms
+
+
+@pytest.fixture
+def rooms(r, keys, clock):
+    return WaitingRooms(r, keys, clock=clock)
+
+
+def busy_room(rooms, capacity, waiting=1):
+    """A room whose seats are full, with ``waiting`` people in line."""
+    rooms.configure("busy", {"capacity": capacity, "dropout_seconds": 3600})
+    seated = [rooms.join("busy").token for _ in range(capacity)]
+    for _ in range(waiting):
+        rooms.join("busy")
+    return seated
+
+
+def turn_over(rooms, clock, seated, hold, times):
+    """Each time: a newcomer joins the line, `hold` seconds pass, the longest seated
+    leaves and the head of the line takes the seat."""
+    for _ in range(times):
+        rooms.join("busy")
+        clock.advance(hold)
+        rooms.leave("busy", seated.pop(0))
+        head = rooms.participants("busy")[-1]
+        seated.append(rooms.check_in("busy", head.token).token)
+
+
+def test_busy_releases_are_counted_per_seat(rooms, clock):
+    """Two seats freeing one every 10 s: 20 seat-seconds per release, whatever the capacity."""
+    seated = busy_room(rooms, capacity=2)
+    turn_over(rooms, clock, seated, hold=10, times=30)
+    stats = rooms.stats("busy")
+    assert stats["busy:s"] / stats["busy:n"] == pytest.approx(20)
+    rates = estimate.rates(stats, clock.now, 2)
+    assert rates is not None
+    assert rates.service == pytest.approx(2 / 20)
+
+
+def test_halved_capacity_changes_the_next_check_in(rooms, clock):
+    """The admin halves the capacity: the next check-in's estimate is for the new one (a
+    release rate per seat times the new capacity, after the excess seats free up), even
+    in a process that would not read the settings again for an hour; and it says the
+    line has slowed down."""
+    seated = busy_room(rooms, capacity=2)
+    turn_over(rooms, clock, seated, hold=10, times=60)
+    lobby = Lobby(rooms, refresh=3600.0, monotonic=clock)
+    for _ in range(5):
+        lobby.join("busy")
+    mine = lobby.join("busy")
+    assert mine.raw is not None and mine.ticket.ahead == 6
+    clock.advance(1)
+    rooms.configure("busy", {"capacity": 1})
+    assert mine.shown is not None
+    later = lobby.check_in("busy", mine.ticket.token, shown=mine.shown.dumps())
+    assert later.trend == "slower"
+    found = estimate.rates(rooms.stats("busy"), clock.now, 1)
+    assert found is not None and later.raw is not None
+    assert later.raw == estimate.wait_for(found, 6, seated=2)
+    # 20 seat-seconds per release: 7 releases 10 s apart at two seats; at one, 20 s
+    # apart, after one of the two seated leaves (10 s, two seats releasing).
+    assert mine.raw.wait == pytest.approx(7 * 10, rel=0.05)
+    assert later.raw.wait == pytest.approx(10 + 7 * 20, rel=0.05)
+
+
+def test_a_slower_line_says_so(rooms, clock):
+    """Seats that freed every 10 s now free every 40 s: the figure shown to a waiting
+    visitor grows, and while it does the standing says the line has slowed down (to the
+    page and the API); once the line keeps its new pace, it says nothing."""
+    seated = busy_room(rooms, capacity=1, waiting=30)
+    turn_over(rooms, clock, seated, hold=10, times=120)
+    lobby = Lobby(rooms, refresh=0.0, monotonic=clock)
+    mine = lobby.join("busy")
+    assert mine.shown is not None and mine.trend is None
+    shown, told = mine.shown, []
+    for _ in range(8):
+        turn_over(rooms, clock, seated, hold=40, times=1)
+        later = lobby.check_in("busy", mine.ticket.token, shown=shown.dumps())
+        assert later.shown is not None and later.ticket.state == "waiting"
+        told.append((later.shown.wait, later.trend))
+        shown = later.shown
+    rose = [trend for (before, _), (figure, trend) in pairwise(told) if figure > before]
+    assert rose and all(trend == "slower" for trend in rose)
+    assert "faster" not in [trend for _, trend in told]
+    assert told[-1][1] is None  # the figure counts down at the new pace

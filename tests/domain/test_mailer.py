@@ -1,0 +1,197 @@
+"""The mailer (issue 13, phase 2a): each admission's notice is sent exactly once, by a
+real SMTP server on loopback, also across a killed worker and two workers at once."""
+
+from __future__ import annotations
+
+import email
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from email.message import Message
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.conftest import free_port
+from webapp.domain.claims import verify_claim
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.waitlist import Waitlists
+from webapp.mailer import GROUP, Mailer, MailSettings
+
+ROOM = "list"
+SECRET = "mailer test secret"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Collector:
+    """An aiosmtpd handler keeping every message it accepted."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server, session, envelope):
+        with self.lock:
+            self.messages.append(email.message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.messages)
+
+
+@pytest.fixture
+def smtp():
+    handler = Collector()
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield handler, controller.port
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def rooms(r, keys, clock):
+    return WaitingRooms(r, keys, clock=clock)
+
+
+def admit(rooms, n):
+    """A waitlist of ``n`` confirmed entries, all admitted; their ids."""
+    rooms.configure(ROOM, {"kind": "waitlist"})
+    waitlists = Waitlists(rooms, secret=b"s")
+    ids = []
+    for i in range(n):
+        entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org")
+        waitlists.confirm(ROOM, entry.id)
+        ids.append(entry.id)
+    assert len(rooms.admit(ROOM, n).tokens) == n
+    return ids
+
+
+def settings(port, **extra):
+    return MailSettings(secret=SECRET, public_url="https://w.example", smtp_port=port, **extra)
+
+
+def check_links(messages, ids, clock):
+    """Each message carries a valid claim link for its own entry; one per entry."""
+    entries = []
+    for message in messages:
+        text = message.get_payload()[0].get_payload(decode=True).decode()
+        link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
+        claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock())
+        assert claim.room == ROOM
+        assert message["To"] == f"p{ids.index(claim.entry)}@example.org"
+        entries.append(claim.entry)
+    assert sorted(entries) == sorted(ids)
+
+
+def test_twenty_admissions_send_twenty_messages(r, keys, rooms, clock, smtp):
+    """Admitting 20 sends exactly 20 messages, each with a valid link to its entry."""
+    handler, port = smtp
+    ids = admit(rooms, 20)
+    mailer = Mailer(r, keys, settings(port), worker="w1")
+    while mailer.run_once():
+        pass
+    assert handler.count() == 20
+    check_links(handler.messages, ids, clock)
+    assert mailer.run_once() == 0  # all acknowledged: nothing again
+    assert handler.count() == 20
+    statuses = r.hvals(keys.deliveries(ROOM))
+    assert len(statuses) == 20 and all(json.loads(s)["st"] == "sent" for s in statuses)
+
+
+def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp):
+    """An SMTP failure leaves the notice to retry later; it is then sent once."""
+    handler, port = smtp
+    admit(rooms, 1)
+    broken = Mailer(r, keys, settings(1, backoff=5.0), worker="w1", clock=clock)
+    broken.run_once()
+    assert json.loads(r.hvals(keys.deliveries(ROOM))[0])["st"] == "retry"
+    mailer = Mailer(r, keys, settings(port, backoff=5.0), worker="w1", clock=clock)
+    mailer.run_once()
+    assert handler.count() == 0  # the backoff has not passed
+    clock.advance(6)
+    mailer.run_once()
+    mailer.run_once()
+    assert handler.count() == 1
+
+
+def test_two_workers_at_once_send_each_notice_once(r, keys, rooms, clock, smtp):
+    """Two workers sharing the outbox still send exactly 20."""
+    handler, port = smtp
+    ids = admit(rooms, 20)
+    workers = [Mailer(r, keys, settings(port), worker=f"w{i}") for i in range(2)]
+    stop = threading.Event()
+    threads = [threading.Thread(target=w.run, args=(stop,)) for w in workers]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 20
+    while handler.count() < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert handler.count() == 20
+    check_links(handler.messages, ids, clock)
+
+
+def spawn(redis_url, port, prefix):
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "WEBAPP_REDIS_PREFIX": prefix,
+        "WEBAPP_SECRET_KEY": SECRET,
+        "WEBAPP_PUBLIC_URL": "https://w.example",
+        "WEBAPP_SMTP_HOST": "127.0.0.1",
+        "WEBAPP_SMTP_PORT": str(port),
+        "WEBAPP_MAIL_LEASE_SECONDS": "1",
+        "WEBAPP_MAIL_POLL_SECONDS": "0.1",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "webapp.mailer"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_batch_still_sends_each_notice_once(
+    r, keys, rooms, clock, smtp, redis_url
+):
+    """SIGKILL after some messages, start again: every entry gets exactly one notice
+    (a resend after a kill between the server's 250 and the marker keeps its Message-ID)."""
+    handler, port = smtp
+    ids = admit(rooms, 20)
+    worker = spawn(redis_url, port, keys.prefix)
+    deadline = time.monotonic() + 20
+    while handler.count() < 5 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    assert 0 < handler.count() < 20
+    worker = spawn(redis_url, port, keys.prefix)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pending = r.xpending(keys.waitlist(ROOM).outbox, GROUP)["pending"]
+            if handler.count() >= 20 and pending == 0:
+                break
+            time.sleep(0.1)
+    finally:
+        worker.terminate()
+        worker.wait(10)
+    by_id = {}
+    for message in handler.messages:
+        by_id.setdefault(message["Message-ID"], []).append(message)
+    assert len(by_id) == 20  # one notice per entry; any resend is recognisable
+    check_links([copies[0] for copies in by_id.values()], ids, clock)
+    assert handler.count() <= 21  # at most the one message in flight at the kill

@@ -1,0 +1,114 @@
+"""Claim links (issue 13, phase 2a): the GET shows a button and changes nothing; the
+POST claims once; a reused, tampered or expired link gets a friendly page and changes
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from tests.conftest import FakeClock
+from tests.web.conftest import Visitor
+from webapp import create_app
+from webapp.domain.claims import sign_claim
+
+ROOM = "list"
+SECRET = "claim-tests"
+DAY = 24 * 3600
+
+
+@pytest.fixture
+def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock) -> Iterator[Flask]:
+    app = create_app({"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": SECRET,
+                      "SWEEP_INTERVAL": 0, "STATS_REFRESH": 0, "DATA_DIR": str(tmp_path),
+                      "CLOCK": clock})  # fmt: skip
+    yield app
+    app.extensions["services"].stop()
+
+
+@pytest.fixture
+def admitted(app: Flask) -> str:
+    """An admitted entry of the waitlist room; its id."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"kind": "waitlist"})
+    entry = services.waitlists.join(ROOM, "Ada", "ada@example.org")
+    services.waitlists.confirm(ROOM, entry.id)
+    assert services.rooms.admit(ROOM, 1).tokens
+    return str(entry.id)
+
+
+def claimed(app: Flask) -> dict[str, str]:
+    """What the app recorded as claimed: entry -> when."""
+    services = app.extensions["services"]
+    raw = services.client.hgetall(services.keys.claims(ROOM))
+    text = [(k.decode(), v.decode()) if isinstance(k, bytes) else (k, v) for k, v in raw.items()]
+    return dict(text)
+
+
+def post(visitor: Visitor, path: str) -> Any:
+    return visitor.client.post(path, data={"csrf_token": visitor.csrf("/")})
+
+
+def test_the_claim_page_shows_a_button_and_claims_nothing(visitor, admitted, clock, app):
+    """GET shows the confirmation with a POST button; nothing is claimed by it."""
+    path = f"/claim/{sign_claim(SECRET, ROOM, admitted, clock(), DAY)}"
+    page = visitor.get(path)
+    assert page.status_code == 200
+    assert 'method="post"' in page.get_data(as_text=True)
+    assert claimed(app) == {}
+
+
+def test_a_claim_admits_once(visitor, admitted, clock, app):
+    """POST claims the place ('you're in'); the same link again is refused with 410."""
+    path = f"/claim/{sign_claim(SECRET, ROOM, admitted, clock(), DAY)}"
+    reply = post(visitor, path)
+    assert reply.status_code == 200
+    assert "You're in" in reply.get_data(as_text=True)
+    before = claimed(app)
+    assert list(before) == [admitted]
+    assert post(visitor, path).status_code == 410
+    assert visitor.get(path).status_code == 410
+    assert claimed(app) == before
+
+
+def test_a_claim_needs_the_csrf_token(visitor, admitted, clock, app):
+    """A POST without the CSRF token claims nothing."""
+    path = f"/claim/{sign_claim(SECRET, ROOM, admitted, clock(), DAY)}"
+    assert visitor.client.post(path).status_code == 400
+    assert claimed(app) == {}
+
+
+def test_a_tampered_link_is_refused(visitor, admitted, clock, app):
+    """A link signed with another key, or altered, gets 400 and changes nothing."""
+    forged = sign_claim("another key", ROOM, admitted, clock(), DAY)
+    token = sign_claim(SECRET, ROOM, admitted, clock(), DAY)
+    for bad in (forged, token[:-2] + ("AA" if token[-2:] != "AA" else "BB")):
+        assert visitor.get(f"/claim/{bad}").status_code == 400
+        reply = post(visitor, f"/claim/{bad}")
+        assert reply.status_code == 400
+        assert "not one we sent" in reply.get_data(as_text=True)
+    assert claimed(app) == {}
+
+
+def test_an_expired_link_is_refused(visitor, admitted, clock, app):
+    """After its window the link gets 410 and changes nothing."""
+    path = f"/claim/{sign_claim(SECRET, ROOM, admitted, clock(), DAY)}"
+    clock.advance(DAY + 1)
+    assert visitor.get(path).status_code == 410
+    reply = post(visitor, path)
+    assert reply.status_code == 410
+    assert "expired" in reply.get_data(as_text=True)
+    assert claimed(app) == {}
+
+
+def test_a_link_for_an_entry_not_admitted_is_refused(visitor, app, clock):
+    """A genuine link for an entry still waiting claims nothing."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"kind": "waitlist"})
+    entry = services.waitlists.join(ROOM, "Bo", "bo@example.org")
+    path = f"/claim/{sign_claim(SECRET, ROOM, entry.id, clock(), DAY)}"
+    assert post(visitor, path).status_code == 410
+    assert claimed(app) == {}

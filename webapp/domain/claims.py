@@ -1,0 +1,83 @@
+"""Signed claim links (issue 13, phase 2a): the token in ``/claim/<token>`` that an
+admission email carries. No Flask: the mailer signs, the claim view verifies.
+
+The token is ``[room, entry, kind, expires]`` signed with ``SECRET_KEY`` (itsdangerous,
+salt "claim"). The expiry is inside the signed payload rather than itsdangerous'
+own timestamp, so the time is an input (``now``) that tests and hosts control.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
+
+DEFAULT_CLAIM_SECONDS = 24 * 3600  # a waitlist's admission holds the place a day
+SALT = "claim"
+
+
+class Claim(NamedTuple):
+    room: str
+    entry: str
+    kind: str  # the notice the link came in: admitted
+    expires: float
+
+
+class ClaimRefused(Exception):
+    """A link that opens nothing: ``reason`` is tampered or expired."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _serializer(secret: str | bytes) -> URLSafeSerializer:
+    return URLSafeSerializer(secret, salt=SALT)
+
+
+def sign_claim(
+    secret: str | bytes, room: str, entry: str, now: float, seconds: float, kind: str = "admitted"
+) -> str:
+    return _serializer(secret).dumps([room, entry, kind, int(now + seconds)])
+
+
+def verify_claim(secret: str | bytes, token: str, now: float) -> Claim:
+    """The claim a token signs; ClaimRefused("tampered") or ("expired")."""
+    try:
+        signed = _serializer(secret).loads(token)
+    except BadSignature:
+        raise ClaimRefused("tampered") from None
+    if not (isinstance(signed, list) and len(signed) == 4):
+        raise ClaimRefused("tampered")
+    room, entry, kind, expires = signed
+    if not (isinstance(room, str) and isinstance(entry, str) and isinstance(kind, str)):
+        raise ClaimRefused("tampered")
+    if not isinstance(expires, int) or now >= expires:
+        raise ClaimRefused("expired")
+    return Claim(room, entry, kind, float(expires))
+
+
+def claim_url(public_url: str, token: str) -> str:
+    return f"{public_url.rstrip('/')}/claim/{token}"
+
+
+class Claims:
+    """Uses claim links: each admits once (``waitlist_claim.lua``)."""
+
+    def __init__(self, client: Any, keys: Keys, scripts: Scripts) -> None:
+        self.client = client
+        self.keys = keys
+        self.scripts = scripts
+
+    def claim(self, claim: Claim, now: float) -> str:
+        """claimed, used (before), missing or not_admitted."""
+        keys = [self.keys.waitlist(claim.room).entries, self.keys.claims(claim.room)]
+        reply = self.scripts["waitlist_claim"](keys=keys, args=[claim.entry, now])
+        return reply.decode() if isinstance(reply, bytes) else str(reply)
+
+    def claimed_at(self, claim: Claim) -> float | None:
+        when = self.client.hget(self.keys.claims(claim.room), claim.entry)
+        return None if when is None else float(when)

@@ -1,0 +1,66 @@
+"""Signed tokens for a waitlist entry's links, keyed by ``SECRET_KEY`` (itsdangerous).
+
+An entry id is public once a lottery is drawn (its participants are listed for anyone
+to check), so it never opens anything on its own: the entry's page and the API's
+``token`` carry ``entry_token`` (no expiry: the page is bookmarked for weeks), and the
+confirmation link carries ``confirm_token`` (salt "confirm", expires).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, url_for
+from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
+
+CONFIRM_MAX_AGE = 3 * 86400  # seconds a confirmation link works
+
+
+def _entries() -> URLSafeSerializer:
+    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt="entry")
+
+
+def _confirms() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt="confirm")
+
+
+def entry_token(room: str, entry: str) -> str:
+    return _entries().dumps([room, entry])
+
+
+def entry_of(room: str, token: str) -> str | None:
+    """The entry id a token signed for this room names; None if forged or another room's."""
+    try:
+        signed = _entries().loads(token)
+    except BadSignature:
+        return None
+    return _entry_in(signed, room)
+
+
+def confirm_token(room: str, entry: str) -> str:
+    return _confirms().dumps([room, entry])
+
+
+def confirm_url(room: str, entry: str) -> str:
+    """The absolute confirmation link to mail (inside a request or an app context with
+    SERVER_NAME set)."""
+    return url_for("waitlist.confirm_form", token=confirm_token(room, entry), _external=True)
+
+
+def confirmation_of(token: str, max_age: int = CONFIRM_MAX_AGE) -> tuple[str, str] | None:
+    """(room, entry id) of a confirmation link; None if tampered with or expired."""
+    try:
+        signed = _confirms().loads(token, max_age=max_age)
+    except BadSignature:  # SignatureExpired is one
+        return None
+    if not (isinstance(signed, list) and len(signed) == 2):
+        return None
+    room, entry = signed
+    return (room, entry) if isinstance(room, str) and isinstance(entry, str) else None
+
+
+def _entry_in(signed: Any, room: str) -> str | None:
+    if isinstance(signed, list) and len(signed) == 2 and signed[0] == room:
+        entry = signed[1]
+        return entry if isinstance(entry, str) else None
+    return None

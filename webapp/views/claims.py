@@ -1,0 +1,67 @@
+"""Claim links (issue 13, phase 2a): ``/claim/<token>`` from an admission email.
+
+The GET only shows a button, since mail scanners prefetch links; the POST (with the
+CSRF token) claims, once (``webapp.domain.claims``). A tampered link gets 400, an
+expired or used one 410, and neither changes anything.
+"""
+
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, current_app, render_template
+from flask.typing import ResponseReturnValue
+
+from webapp.domain.claims import Claim, ClaimRefused, Claims, verify_claim
+from webapp.views import services
+
+bp = Blueprint("claims", __name__)
+REFUSALS = {
+    "tampered": (400, "This link is not one we sent: check that it was copied whole."),
+    "expired": (410, "This link has expired: the time to claim the place is over."),
+    "used": (410, "This link has been used already: it admits once."),
+    "missing": (410, "This place no longer exists."),
+    "not_admitted": (410, "This place is not open to claim."),
+}
+
+
+def _now() -> float:
+    clock = services().rooms.clock
+    return clock() if clock is not None else time.time()
+
+
+def _claims() -> Claims:
+    s = services()
+    return Claims(s.client, s.keys, s.scripts)
+
+
+def _verified(token: str) -> Claim:
+    return verify_claim(current_app.config["SECRET_KEY"], token, _now())
+
+
+def refused(reason: str) -> ResponseReturnValue:
+    status, message = REFUSALS[reason]
+    return render_template("claim.html", refused=message, status=status), status
+
+
+@bp.get("/claim/<token>")
+def claim_form(token: str) -> ResponseReturnValue:
+    try:
+        claim = _verified(token)
+    except ClaimRefused as error:
+        return refused(error.reason)
+    if _claims().claimed_at(claim) is not None:
+        return refused("used")
+    return render_template("claim.html", claim=claim, token=token)
+
+
+@bp.post("/claim/<token>")
+def claim(token: str) -> ResponseReturnValue:
+    try:
+        claim = _verified(token)
+    except ClaimRefused as error:
+        return refused(error.reason)
+    outcome = _claims().claim(claim, _now())
+    if outcome != "claimed":
+        return refused(outcome)
+    return render_template("claim.html", claim=claim, done=True)

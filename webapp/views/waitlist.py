@@ -1,0 +1,156 @@
+"""A waitlist room's pages (issue 13): the sign-up form (``/rooms/<room>`` hands over
+to ``signup_page``), the entry's own page, the confirmation link and the lottery's
+public draw.
+
+The entry's page is ``/rooms/<room>/entry/<token>``, the token signed (``webapp.links``):
+bookmarkable for the weeks a waitlist lasts, and not guessable from the entry id, which
+a lottery's draw publishes. The confirmation link's GET only shows a button (mail
+scanners prefetch links); its POST, with the CSRF token, confirms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
+from flask.typing import ResponseReturnValue
+
+from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
+from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, commitment_of, verify_draw
+from webapp.links import confirmation_of, entry_of, entry_token
+from webapp.views import lobby, waitlists
+from webapp.views.pages import visitor_id
+
+bp = Blueprint("waitlist", __name__)
+MAX_REF = 32
+DRAW_SHOWN = 10_000  # a draw this size or smaller is recomputed and listed on its page
+
+
+def entries() -> dict[str, str]:
+    """The signed entry token of each waitlist this browser signed up to."""
+    held: dict[str, str] = session.get("entries", {})
+    return held
+
+
+def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
+    """The form, or the entry's page for someone who signed up from this browser."""
+    token = entries().get(room)
+    if token is not None and not error and entry_of(room, token) is not None:
+        return redirect(url_for("waitlist.entry", room=room, token=token))
+    form = request.form if request.method == "POST" else {}
+    settings = lobby().settings(room)
+    context = {
+        "room": room,
+        "settings": settings,
+        "name": form.get("name", session.get("name", "")),
+        "email": form.get("email", ""),
+        "ref": (form.get("ref") or request.args.get("ref", ""))[:MAX_REF],
+        "error": error,
+        "draw": waitlists().draw_record(room) if settings.ordering == "lottery" else None,
+    }
+    return render_template("waitlist/join.html", **context), status
+
+
+@bp.post("/rooms/<room>/signup")
+def signup(room: str) -> ResponseReturnValue:
+    try:
+        name = clean_display_name(request.form.get("name", ""))
+        if not name:
+            raise InvalidInput("please type a name that others will see")
+        entry = waitlists().join(
+            room,
+            name,
+            request.form.get("email", ""),
+            request.form.get("ref", "")[:MAX_REF],
+            address=request.remote_addr or "",
+            device=visitor_id(),
+        )
+    except NotAWaitlist:
+        return redirect(url_for("pages.gate", room=room), 303)
+    except InvalidInput as error:  # EmailRefused is one: say why, on the form
+        message = str(error)
+        return signup_page(room, 400, message[:1].upper() + message[1:] + ".")
+    token = entry_token(room, entry.id)
+    session["entries"] = {**entries(), room: token}
+    session.setdefault("name", name)
+    return redirect(url_for("waitlist.entry", room=room, token=token), 303)
+
+
+@bp.get("/rooms/<room>/entry/<token>")
+def entry(room: str, token: str) -> ResponseReturnValue:
+    entry_id = entry_of(room, token)
+    if entry_id is None:
+        raise EntryNotFound("this link does not open an entry of this waitlist")
+    try:
+        found = waitlists().position(room, entry_id)
+    except (EntryNotFound, RoomNotFound):  # the room was deleted since: sign up afresh
+        if entries().get(room) == token:
+            session["entries"] = {r: t for r, t in entries().items() if r != room}
+        raise
+    settings = lobby().settings(room)
+    referral = url_for("pages.gate", room=room, ref=found.referral_code, _external=True)
+    context = {
+        "room": room,
+        "entry": found,
+        "settings": settings,
+        "referral_link": referral,
+        "draw": waitlists().draw_record(room) if found.ordering == "lottery" else None,
+    }
+    return render_template("waitlist/entry.html", **context)
+
+
+@bp.get("/confirm/<token>")
+def confirm_form(token: str) -> ResponseReturnValue:
+    found = confirmation_of(token)
+    if found is None:
+        return refused_link()
+    room, entry_id = found
+    entry = waitlists().position(room, entry_id)
+    return render_template("waitlist/confirm.html", room=room, entry=entry, token=token)
+
+
+@bp.post("/confirm/<token>")
+def confirm(token: str) -> ResponseReturnValue:
+    found = confirmation_of(token)
+    if found is None:
+        return refused_link()
+    room, entry_id = found
+    waitlists().confirm(room, entry_id)
+    flash("Your email is confirmed: you can now be let in when your turn comes.", "info")
+    return redirect(url_for("waitlist.entry", room=room, token=entry_token(room, entry_id)), 303)
+
+
+def refused_link() -> ResponseReturnValue:
+    return render_template("waitlist/refused.html"), 400
+
+
+@bp.get("/rooms/<room>/draw")
+def draw(room: str) -> ResponseReturnValue:
+    """The lottery's draw in the open: the seed, its published hash, the participants in
+    the order anyone can recompute (``verify_draw``)."""
+    settings = lobby().settings(room)
+    if settings.kind != "waitlist" or settings.ordering != "lottery":
+        abort(404)
+    record = waitlists().draw_record(room)
+    order: list[str] | None = None
+    if record.state == "drawn" and record.entries <= DRAW_SHOWN:
+        order = verify_draw(record.seed, waitlists().draw_entries(room, 0, DRAW_SHOWN))
+    honest = bool(record.seed) and commitment_of(record.seed) == record.commitment
+    return render_template("waitlist/draw.html", room=room, record=record, order=order,
+                           honest=honest)  # fmt: skip
+
+
+@bp.get("/rooms/<room>/draw.txt")
+def draw_entries(room: str) -> ResponseReturnValue:
+    """The draw's participants, one entry id a line (in the order they were ranked)."""
+    source = waitlists()
+    record = source.draw_record(room)
+    if record.state != "drawn":
+        abort(404)
+
+    def lines() -> Iterator[str]:
+        for offset in range(0, record.entries, DRAW_SHOWN):
+            ids = source.draw_entries(room, offset, DRAW_SHOWN)
+            yield "".join(f"{entry_id}\n" for entry_id in ids)
+
+    return lines(), 200, {"Content-Type": "text/plain; charset=utf-8"}
