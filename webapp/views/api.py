@@ -77,6 +77,7 @@ def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
         "room_status": ticket.room_status,
         "support_code": entry.referral_code,
         "notice": ticket.notice or None,
+        "trend": None,  # a waitlist has no pace to report
         "confirmed": entry.confirmed,
         "referral_code": entry.referral_code,
         "score": entry.score,
