@@ -55,7 +55,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     services = build_services(app.config)
     app.extensions["services"] = services
 
-    from webapp import security
+    from webapp import i18n, security
     from webapp.views import (
         admin,
         admin_api,
@@ -64,18 +64,21 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         claims,
         errors,
         health,
+        language,
         pages,
         waitlist,
         ws,
     )
     from webapp.views import metrics as metrics_views
 
+    i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
     security.init_app(app, exempt=[api.bp, admin_api.bp])  # tokens, never cookies
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(language.bp)  # the footer's language picker
     app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`

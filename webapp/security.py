@@ -20,6 +20,8 @@ from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
+from webapp.i18n import _
+
 log = logging.getLogger(__name__)
 csrf = CSRFProtect()
 # Counted in Redis (every worker and host agrees), per client address, and only for
@@ -79,7 +81,10 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_refused(error: CSRFError) -> ResponseReturnValue:
-        message = "This form has expired or did not come from this site. Please try again."
+        message = _(
+            "This form has expired or did not come from this site, so nothing was changed. "
+            "Go back, reload the page and try again."
+        )
         return render_template("error.html", status=400, message=message), 400
 
 

@@ -11,17 +11,21 @@ import time
 
 from flask import Blueprint, current_app, render_template
 from flask.typing import ResponseReturnValue
+from flask_babel import lazy_gettext
 
 from webapp.domain.claims import Claim, ClaimRefused, Claims, verify_claim
 from webapp.views import services
 
 bp = Blueprint("claims", __name__)
 REFUSALS = {
-    "tampered": (400, "This link is not one we sent: check that it was copied whole."),
-    "expired": (410, "This link has expired: the time to claim the place is over."),
-    "used": (410, "This link has been used already: it admits once."),
-    "missing": (410, "This place no longer exists."),
-    "not_admitted": (410, "This place is not open to claim."),
+    "tampered": (
+        400,
+        lazy_gettext("This link is not one we sent: check that it was copied whole."),
+    ),
+    "expired": (410, lazy_gettext("This link has expired: the time to claim the place is over.")),
+    "used": (410, lazy_gettext("This link has been used already: it admits once.")),
+    "missing": (410, lazy_gettext("This place no longer exists.")),
+    "not_admitted": (410, lazy_gettext("This place is not open to claim.")),
 }
 
 

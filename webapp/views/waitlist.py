@@ -17,8 +17,10 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, commitment_of, verify_draw
+from webapp.i18n import _
 from webapp.links import confirmation_of, entry_of, entry_token
 from webapp.views import lobby, waitlists
+from webapp.views.errors import explain
 from webapp.views.pages import visitor_id
 
 bp = Blueprint("waitlist", __name__)
@@ -56,7 +58,7 @@ def signup(room: str) -> ResponseReturnValue:
     try:
         name = clean_display_name(request.form.get("name", ""))
         if not name:
-            raise InvalidInput("please type a name that others will see")
+            return signup_page(room, 400, _("Please type a name that others will see."))
         entry = waitlists().join(
             room,
             name,
@@ -68,8 +70,7 @@ def signup(room: str) -> ResponseReturnValue:
     except NotAWaitlist:
         return redirect(url_for("pages.gate", room=room), 303)
     except InvalidInput as error:  # EmailRefused is one: say why, on the form
-        message = str(error)
-        return signup_page(room, 400, message[:1].upper() + message[1:] + ".")
+        return signup_page(room, 400, explain(error))
     token = entry_token(room, entry.id)
     session["entries"] = {**entries(), room: token}
     session.setdefault("name", name)
@@ -116,7 +117,7 @@ def confirm(token: str) -> ResponseReturnValue:
         return refused_link()
     room, entry_id = found
     waitlists().confirm(room, entry_id)
-    flash("Your email is confirmed: you can now be let in when your turn comes.", "info")
+    flash(_("Your email is confirmed: you can now be let in when your turn comes."), "info")
     return redirect(url_for("waitlist.entry", room=room, token=entry_token(room, entry_id)), 303)
 
 

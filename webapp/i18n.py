@@ -1,0 +1,182 @@
+"""The visitor's language (Flask-Babel): English, German and Spanish.
+
+The language is the ``lang`` cookie set by the footer's picker, else the best match of
+``Accept-Language``, else English. Catalogues live in ``translations/`` as ``.po``; the
+``.mo`` that gettext reads are built, never committed: by the wheel's build step
+(``setup.py``) and, in a source checkout, here at app start when missing or older than
+their ``.po``. The admin panel stays English.
+
+The strings of ``static/js/app.js`` travel as a JSON block in ``base.html``
+(``js_strings``), translated here like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from flask import Flask, Response, request
+from flask_babel import (
+    Babel,
+    format_datetime,
+    get_locale,
+    get_translations,
+    gettext,
+    lazy_gettext,
+    ngettext,
+)
+
+log = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+LANGUAGES = {"en": "English", "de": "Deutsch", "es": "Español"}  # each in its own words
+DEFAULT = "en"
+COOKIE = "lang"
+COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+def _(message: str, **variables: Any) -> str:
+    """gettext for the views, typed (``flask_babel`` has no type hints)."""
+    return str(gettext(message, **variables))
+
+
+def translations_dir() -> Path:
+    """Inside the installed package (the wheel ships the compiled catalogues there),
+    else beside the package in a source checkout."""
+    packaged = HERE / "translations"
+    return packaged if packaged.is_dir() else HERE.parent / "translations"
+
+
+def compile_catalogues(directory: Path) -> list[Path]:
+    """Writes each ``.mo`` that is missing or older than its ``.po``; returns those
+    written. Written aside and renamed into place: a racing worker reads a whole file."""
+    written = []
+    for po in sorted(directory.glob("*/LC_MESSAGES/*.po")):
+        mo = po.with_suffix(".mo")
+        if mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
+            continue
+        with po.open("rb") as source:
+            catalog = read_po(source, locale=po.parts[-3])
+        draft = mo.with_name(f".{mo.name}.{os.getpid()}")
+        try:
+            with draft.open("wb") as out:
+                write_mo(out, catalog)
+            os.replace(draft, mo)
+        except OSError as error:  # a read-only install keeps what it shipped
+            log.warning("could not compile %s: %s", po, error)
+            continue
+        written.append(mo)
+    return written
+
+
+def select_language() -> str:
+    chosen = request.cookies.get(COOKIE, "")
+    if chosen in LANGUAGES:
+        return chosen
+    return request.accept_languages.best_match(LANGUAGES, default=DEFAULT) or DEFAULT
+
+
+def current_language() -> str:
+    locale = get_locale()
+    return locale.language if locale is not None else DEFAULT
+
+
+def js_strings() -> dict[str, str]:
+    """The strings of static/js/app.js in the visitor's language. ``%(name)s`` marks a
+    value the script fills in; a plural is two keys, ``_one`` and ``_other`` (English,
+    German and Spanish count alike)."""
+    strings = {key: str(message) for key, message in JS_STRINGS.items()}
+    translations = get_translations()  # its ngettext leaves %(num)s for the script
+    for key, (one, other) in JS_PLURALS.items():
+        strings[f"{key}_one"] = str(translations.ngettext(one, other, 1))
+        strings[f"{key}_other"] = str(translations.ngettext(one, other, 2))
+    return strings
+
+
+def when(at: float) -> str:
+    """A Unix time as the visitor's locale writes a date and time (in UTC)."""
+    return str(format_datetime(datetime.fromtimestamp(at, UTC), "medium"))
+
+
+def init_app(app: Flask) -> None:
+    directory = translations_dir()
+    compile_catalogues(directory)
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(directory))
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT)
+    Babel(app, locale_selector=select_language)
+    app.jinja_env.filters["when"] = when
+
+    @app.context_processor
+    def language_context() -> dict[str, Any]:
+        return {
+            "languages": LANGUAGES,
+            "current_language": current_language,
+            "js_strings": js_strings,
+        }
+
+    @app.after_request
+    def vary_on_language(response: Response) -> Response:
+        if response.mimetype == "text/html":
+            response.vary.add("Accept-Language")
+        return response
+
+
+# The scripts' words (static/js/app.js reads them through t("key")).
+JS_STRINGS = {
+    "connection_lost": lazy_gettext("Connection lost, trying again…"),
+    "title_in_line": lazy_gettext("Number %(position)s in line · %(room)s"),
+    "title_your_turn": lazy_gettext("It is your turn! · %(room)s"),
+    "your_turn": lazy_gettext("It is your turn"),
+    "your_turn_body": lazy_gettext("You are in %(room)s now."),
+    "you": lazy_gettext("you"),
+    "you_marker": lazy_gettext(" (you)"),
+    "new_divider": lazy_gettext("New"),
+    "chat_restarted": lazy_gettext("The chat started over."),
+    "chat_not_connected": lazy_gettext("The chat is not connected: %(reason)s"),
+    "too_many_connections": lazy_gettext("too many open connections"),
+    "chat_closed": lazy_gettext("The chat is closed: you are no longer in this room."),
+    "empty_message": lazy_gettext("An empty message cannot be sent."),
+    "too_fast": lazy_gettext(
+        "You are sending too fast: at most %(count)s messages every %(seconds)s seconds."
+    ),
+    "not_connected_kept": lazy_gettext(
+        "Not connected right now; your message is still in the box. "
+        "Send it again once the page says Live."
+    ),
+    "disconnected": lazy_gettext("Disconnected"),
+    "seat_ended": lazy_gettext("Your seat has ended: %(reason)s."),
+    "join_again": lazy_gettext("Join again"),
+    "back_to_lobby": lazy_gettext("Back to the lobby"),
+    "not_connected": lazy_gettext("Not connected"),
+    "could_not_connect": lazy_gettext("This page could not connect: %(reason)s"),
+    "live": lazy_gettext("Live"),
+    "reconnecting": lazy_gettext("Reconnecting…"),
+    "reconnecting_away": lazy_gettext("Reconnecting (briefly unavailable)…"),
+    "copied": lazy_gettext("Copied to the clipboard."),
+    "copy_by_hand": lazy_gettext("Select the link and copy it."),
+}
+# Marked for extraction with ngettext; read back through the catalogue above.
+JS_PLURALS = {
+    "new_messages": ("%(num)s new message", "%(num)s new messages"),
+    "characters": ("%(num)s character", "%(num)s characters"),
+}
+if TYPE_CHECKING:  # never run: only shows pybabel the plural pairs above
+    ngettext("%(num)s new message", "%(num)s new messages", 1)
+    ngettext("%(num)s character", "%(num)s characters", 1)
+
+
+def gone_reason(why: str) -> str:
+    """Why a place or seat ended, as the end of a sentence."""
+    reasons = {
+        "left": _("you left"),
+        "removed": _("an admin removed you"),
+        "dropped": _("you missed your check-ins and dropped out of the line"),
+        "unclaimed": _("the seat offered to you was not claimed in time"),
+        "grace": _("you were away longer than the grace period"),
+        "session": _("you did not check in for too long"),
+    }
+    return reasons.get(why, why)
