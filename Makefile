@@ -7,7 +7,7 @@ DEV := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean messages
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -34,6 +34,15 @@ lint: $(DEV)
 	$(VENV)/bin/ruff check webapp tests bench
 	$(VENV)/bin/ruff format --check webapp tests bench
 	$(VENV)/bin/mypy
+
+# After changing words people read: extract them and merge them into translations/*/
+# LC_MESSAGES/messages.po, then translate every empty or fuzzy msgstr there
+# (tests/unit/test_catalogues.py fails until that is done). The .mo are built, not kept.
+messages: $(DEV)
+	$(VENV)/bin/pybabel extract -F babel.cfg -k lazy_gettext --no-location --sort-output \
+		--omit-header -o translations/messages.pot .
+	$(VENV)/bin/pybabel update -i translations/messages.pot -d translations -w 100 \
+		--ignore-obsolete --no-fuzzy-matching
 
 bench: $(DEV)
 	$(PY) bench/api_throughput.py

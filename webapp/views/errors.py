@@ -68,7 +68,7 @@ def init_app(app: Flask) -> None:
         headers, retry = {}, ""
         if isinstance(error, engine.JoinRefused):
             headers["Retry-After"] = str(error.retry_after)
-            retry = format_timedelta(error.retry_after, threshold=1.1)
+            retry = format_timedelta(error.retry_after)
         # By the class or its nearest listed base: EntryNotFound is a TicketNotFound (404).
         status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
         return error_response(status, str(error), headers, retry=retry, said=explain(error))

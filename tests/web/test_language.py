@@ -1,0 +1,115 @@
+"""The visitor's language: Accept-Language, the footer's picker, <html lang>, the JS words."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+LANG = re.compile(r'<html lang="([a-z]+)">')
+STRINGS = re.compile(r'<script type="application/json" id="js-strings">(.*?)</script>')
+
+
+def lang_of(html: str) -> str:
+    match = LANG.search(html)
+    assert match, "no <html lang>"
+    return match.group(1)
+
+
+def js_strings(html: str) -> dict[str, str]:
+    match = STRINGS.search(html)
+    assert match, "no JS strings block"
+    strings: dict[str, str] = json.loads(match.group(1))
+    return strings
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("de-DE,de;q=0.9,en;q=0.8", "de"),
+        ("es-MX,es;q=0.9", "es"),
+        ("fr-FR,fr;q=0.9,es;q=0.5", "es"),
+        ("fr-FR", "en"),
+        ("", "en"),
+    ],
+)
+def test_language_from_accept_language(visitor: Any, header: str, expected: str) -> None:
+    """The best match of Accept-Language among en, de, es sets <html lang>; English else."""
+    reply = visitor.client.get("/", headers={"Accept-Language": header} if header else {})
+    assert lang_of(reply.get_data(as_text=True)) == expected
+    assert "Accept-Language" in reply.headers["Vary"]
+
+
+def test_german_and_spanish_error_pages(visitor: Any) -> None:
+    """An error page speaks the visitor's language, footer and JS words included."""
+    german = visitor.client.get("/no-such-page", headers={"Accept-Language": "de"})
+    page = german.get_data(as_text=True)
+    assert german.status_code == 404
+    assert "Unter dieser Adresse gibt es keine Seite" in page
+    assert "Zurück zur Übersicht" in page
+    assert js_strings(page)["live"] == "Live"
+    assert js_strings(page)["reconnecting"] == "Neu verbinden …"
+    spanish = visitor.client.get("/no-such-page", headers={"Accept-Language": "es"})
+    page = spanish.get_data(as_text=True)
+    assert "No hay ninguna página en esta dirección" in page
+    assert js_strings(page)["new_messages_other"] == "%(num)s mensajes nuevos"
+
+
+def test_picker_remembers_the_choice(visitor: Any) -> None:
+    """The picker's POST sets a cookie that beats Accept-Language, and goes back."""
+    token = visitor.csrf("/")
+    reply = visitor.client.post(
+        "/language", data={"lang": "de", "next": "/no-such-page", "csrf_token": token}
+    )
+    assert reply.status_code == 303
+    assert reply.headers["Location"] == "/no-such-page"
+    page = visitor.client.get("/", headers={"Accept-Language": "es"}).get_data(as_text=True)
+    assert lang_of(page) == "de"
+    assert 'value="de" lang="de" selected' in page
+    token = visitor.csrf("/")
+    visitor.client.post("/language", data={"lang": "es", "next": "/", "csrf_token": token})
+    assert lang_of(visitor.client.get("/").get_data(as_text=True)) == "es"
+
+
+def test_picker_needs_csrf_and_a_known_language(visitor: Any) -> None:
+    """Without the CSRF token, or with a language we lack, nothing is remembered."""
+    refused = visitor.client.post("/language", data={"lang": "de", "next": "/"})
+    assert refused.status_code == 400
+    token = visitor.csrf("/")
+    unknown = visitor.client.post(
+        "/language", data={"lang": "xx", "next": "/", "csrf_token": token},
+        headers={"Accept-Language": "es"},
+    )  # fmt: skip
+    assert unknown.status_code == 400
+    assert "No ofrecemos ese idioma" in unknown.get_data(as_text=True)
+    assert lang_of(visitor.client.get("/").get_data(as_text=True)) == "en"
+
+
+def test_picker_never_sends_to_another_site(visitor: Any) -> None:
+    """A `next` that is not a path of this site goes to the lobby."""
+    token = visitor.csrf("/")
+    for wanted in ("https://evil.example/", "//evil.example/", "/\\evil.example"):
+        reply = visitor.client.post(
+            "/language", data={"lang": "es", "next": wanted, "csrf_token": token}
+        )
+        assert reply.headers["Location"] == "/"
+
+
+def test_room_errors_in_the_visitors_language(make_visitor: Any, make_room: Any) -> None:
+    """A refusal of the engine reads in German on a page, in English in the API."""
+    guest = make_visitor("Ada")
+    make_room("hall", status="closed")
+    page = guest.client.get("/rooms/hall", headers={"Accept-Language": "de"})
+    assert page.status_code == 409
+    assert "Dieser Raum ist für neue Besucher vorerst geschlossen." in page.get_data(as_text=True)
+    api = guest.client.get("/api/rooms/nope/qsize", headers={"Accept-Language": "de"})
+    assert api.get_json()["error"] == "no room named 'nope'"
+
+
+def test_csrf_refusal_in_spanish(visitor: Any) -> None:
+    """The expired-form page is translated too."""
+    reply = visitor.client.post("/name", data={"name": "Ana"}, headers={"Accept-Language": "es"})
+    assert reply.status_code == 400
+    assert "Este formulario ha caducado" in reply.get_data(as_text=True)
