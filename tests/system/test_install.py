@@ -157,7 +157,11 @@ def test_wheel_in_fresh_virtualenv_serves_the_procfile_command(scratch, redis_ur
     wheel = build_wheel(scratch)
     with zipfile.ZipFile(wheel) as archive:
         missing = shipped_files(scratch / "source") - set(archive.namelist())
+        catalogues = {n for n in archive.namelist() if n.startswith("webapp/translations/")}
     assert not missing, f"not in the wheel (see pyproject.toml [tool.setuptools]): {missing}"
+    # The message catalogues, compiled by the build (setup.py): .mo are never committed
+    compiled = {f"webapp/translations/{lang}/LC_MESSAGES/messages.mo" for lang in ("de", "es")}
+    assert catalogues == compiled
 
     venv, elsewhere = scratch / "venv", scratch / "elsewhere"
     elsewhere.mkdir()

@@ -1,0 +1,45 @@
+"""The language picker in a real browser: German pages, German words from the script."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+
+def test_picker_switches_to_german_and_the_script_follows(
+    server: Any, room: Any, person: Any, artifacts: Path
+) -> None:
+    """The footer's picker turns the pages German (<html lang="de">), the choice sticks
+    across pages, and the text the script writes (the tab's title) is German too."""
+    name = room(capacity=1)
+    server.api("POST", f"/api/rooms/{name}/join")  # the one seat is taken: Ada waits
+    ada = person(width=390, height=844)
+    ada.goto(f"{server.url}/rooms/{name}")
+    expect(ada.locator("html")).to_have_attribute("lang", "en")
+
+    ada.locator("#language-choice").select_option("de")
+    ada.get_by_role("button", name="Change language").click()
+    expect(ada.locator("html")).to_have_attribute("lang", "de")
+    expect(ada.get_by_role("button", name="Sprache wechseln")).to_be_visible()
+    expect(ada.get_by_label("Ihr Anzeigename")).to_be_visible()
+    ada.get_by_label("Ihr Anzeigename").fill("Ada")
+    ada.locator(".name-form button[type=submit]").click()
+
+    expect(ada).to_have_url(re.compile(rf"/rooms/{name}$"))
+    expect(ada.locator("html")).to_have_attribute("lang", "de")
+    expect(ada.locator("#line-status .big")).to_have_text("1")
+    expect(ada.get_by_role("button", name="Die Schlange verlassen")).to_be_visible()
+    # The script sets the title after each poll, from the page's German words
+    expect(ada).to_have_title(re.compile(r"^Platz 1 in der Schlange · "), timeout=20_000)
+    ada.screenshot(path=str(artifacts / "waiting-de-390.png"), full_page=True)
+
+    ada.locator("#language-choice").select_option("es")
+    ada.get_by_role("button", name="Sprache wechseln").click()
+    expect(ada.locator("html")).to_have_attribute("lang", "es")
+    expect(ada.get_by_role("button", name="Salir de la fila")).to_be_visible()
