@@ -60,7 +60,7 @@ class RateLimited(ChatError):
             f"you are sending too fast: at most {limit} messages every {window:g} seconds;"
             f" try again in {math.ceil(retry_after)} s"
         )
-        self.retry_after = retry_after
+        self.limit, self.window, self.retry_after = limit, window, retry_after
 
 
 class Message(NamedTuple):

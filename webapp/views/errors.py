@@ -105,6 +105,8 @@ def http_words(status: int, error: HTTPException) -> str:
     """What a browser visitor reads for an HTTP error, in their language."""
     if status == 404:
         return _("There is no page at this address: the link may be mistyped or out of date.")
+    if status == 403:
+        return _("This is not open to you: join the room from its page first.")
     if status == 405:
         return _("This page cannot be opened that way: go back and use its buttons instead.")
     if status == 413:

@@ -35,8 +35,16 @@ from simple_websocket import ConnectionClosed
 
 from webapp import jsonio
 from webapp.chat_relay import ChatRelay, Subscription
-from webapp.domain.chat import ChatError, RateLimited, room_chat_id
+from webapp.domain.chat import (
+    MAX_TEXT,
+    ChatError,
+    InvalidMessage,
+    NotMember,
+    RateLimited,
+    room_chat_id,
+)
 from webapp.domain.rooms import RoomError, public_id
+from webapp.i18n import _
 from webapp.realtime import room_state
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
@@ -52,7 +60,32 @@ CLOSE_TRY_AGAIN = 1013  # close code: Redis is unavailable; reconnect later
 CLOSE_ERROR = 1011  # close code: the server failed unexpectedly
 BEAT_RETRY = 1.0  # seconds before a failed beat is tried again
 RELEASE_PATIENCE = 300.0  # seconds a seat's release is retried while Redis is away
-UNAVAILABLE = "the waiting room is briefly unavailable; please try again in a moment"
+CLOSE_REASON_BYTES = 123  # the most a close frame's reason can hold (RFC 6455)
+
+
+def unavailable() -> str:
+    return _("the waiting room is briefly unavailable; please try again in a moment")
+
+
+def chat_words(error: ChatError) -> str:
+    """A chat refusal in the visitor's language (the page capitalises it)."""
+    if isinstance(error, RateLimited):
+        return _(
+            "you are sending too fast: at most %(count)s messages every %(seconds)s seconds;"
+            " try again in %(wait)s s",
+            count=error.limit,
+            seconds=f"{error.window:g}",
+            wait=math.ceil(error.retry_after),
+        )
+    if isinstance(error, NotMember):
+        return _("you are not in this chat")
+    if isinstance(error, InvalidMessage):
+        if "empty" in str(error):
+            return _("an empty message cannot be sent")
+        if "at most" in str(error):
+            return _("a message can be at most %(count)s characters", count=f"{MAX_TEXT:,}")
+        return _("a message must be text")
+    return str(error)
 
 
 class Connection:
@@ -123,7 +156,7 @@ class Frames:
             conn.send({"type": "error", "error": str(error), "for": kind})
         except RedisError as error:
             log.warning("%s frame in %s: Redis failed: %s", kind, conn.room, error)
-            conn.send({"type": "error", "error": UNAVAILABLE, "for": kind, "retry": True})
+            conn.send({"type": "error", "error": unavailable(), "for": kind, "retry": True})
 
 
 frames = Frames()
@@ -158,12 +191,13 @@ def send_message(conn: Connection, frame: dict[str, Any]) -> None:
     try:
         chat_relay().send(conn.chat, conn.name or "Guest", frame.get("text"))
     except RateLimited as error:
-        conn.send({**refusal, "error": str(error), "retry_after": math.ceil(error.retry_after)})
+        wait = math.ceil(error.retry_after)
+        conn.send({**refusal, "error": chat_words(error), "retry_after": wait})
     except ChatError as error:
-        conn.send({**refusal, "error": str(error)})
+        conn.send({**refusal, "error": chat_words(error)})
     except RedisError as error:  # not stored: the page puts the text back to send again
         log.warning("chat send in %s: Redis failed: %s", conn.room, error)
-        conn.send({**refusal, "error": UNAVAILABLE, "retry": True})
+        conn.send({**refusal, "error": unavailable(), "retry": True})
 
 
 @bp.before_request
@@ -193,6 +227,8 @@ def room_socket(ws: Any, room: str) -> None:
 
 
 def close(ws: Any, code: int, reason: str) -> None:
+    """Closes with a reason cut to what a close frame holds (whole characters)."""
+    reason = reason.encode()[:CLOSE_REASON_BYTES].decode(errors="ignore")
     with contextlib.suppress(ConnectionClosed, OSError):
         ws.close(reason=code, message=reason)
 
@@ -201,8 +237,11 @@ def limited_room(ws: Any, room: str) -> None:
     limits = services().limits
     visitor = str(session.get("vid", ""))
     if not limits.acquire(visitor, time.time()):
-        close(ws, CLOSE_TOO_MANY, f"too many open connections: at most {limits.max_per_user} "
-              "at once; close another tab and try again")  # fmt: skip
+        reason = _(
+            "too many open connections: at most %(count)s at once; close another tab and try again",
+            count=limits.max_per_user,
+        )
+        close(ws, CLOSE_TOO_MANY, reason)
         return
     try:
         serve_room(ws, room, current_app.config)
