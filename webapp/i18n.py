@@ -74,6 +74,8 @@ def compile_catalogues(directory: Path) -> list[Path]:
 
 
 def select_language() -> str:
+    if request.path.startswith("/admin"):  # the panel stays English, whatever is chosen
+        return DEFAULT
     chosen = request.cookies.get(COOKIE, "")
     if chosen in LANGUAGES:
         return chosen
