@@ -62,16 +62,16 @@ class Setting:
             return ""
         if not isinstance(value, str):
             raise InvalidSetting(f"{self.name} must be a string")
-        value = value.strip().replace("\r\n", "\n")
-        if len(value) > self.text:
+        text: str = value.strip().replace("\r\n", "\n")
+        if len(text) > self.text:
             raise InvalidSetting(f"{self.name} must be at most {self.text} characters")
-        if any(not (c.isprintable() or c == "\n") for c in value):
+        if any(not (c.isprintable() or c == "\n") for c in text):
             raise InvalidSetting(f"{self.name} must be plain text")
-        if self.url and value:
-            parts = urlsplit(value)
-            if parts.scheme not in ("http", "https") or not parts.netloc or "\n" in value:
+        if self.url and text:
+            parts = urlsplit(text)
+            if parts.scheme not in ("http", "https") or not parts.netloc or "\n" in text:
                 raise InvalidSetting(f"{self.name} must be an http:// or https:// address")
-        return value
+        return text
 
     def from_text(self, text: str) -> int | str | None:
         """A value typed in a form (or stored in Redis): checked like ``check``."""
