@@ -1,8 +1,19 @@
 """The settings table's free-text kind (title, description, claim_redirect_url)."""
 
+import json
+from pathlib import Path
+
 import pytest
 
-from webapp.domain.settings import BY_NAME, InvalidSetting, RoomSettings
+import webapp
+from webapp.domain.settings import (
+    BY_NAME,
+    SETTINGS,
+    TEXT_PATTERN,
+    URL_PATTERN,
+    InvalidSetting,
+    RoomSettings,
+)
 
 
 def test_text_settings_are_trimmed_and_default_empty():
@@ -10,9 +21,7 @@ def test_text_settings_are_trimmed_and_default_empty():
     assert RoomSettings().title == ""
     assert BY_NAME["title"].check("  Keynote  ") == "Keynote"
     assert BY_NAME["title"].check(None) == ""
-    assert RoomSettings().changed({"description": "Line one\r\nline two"}).description == (
-        "Line one\nline two"
-    )
+    assert BY_NAME["description"].from_text("Line one\r\nline two") == "Line one\nline two"
 
 
 @pytest.mark.parametrize(
@@ -21,6 +30,8 @@ def test_text_settings_are_trimmed_and_default_empty():
         ("title", "x" * 81),
         ("title", 5),
         ("title", "bell\x07"),
+        ("title", "carriage\rreturn"),
+        ("title", "  " + "x" * 79),
         ("description", "y" * 501),
         ("claim_redirect_url", "javascript:alert(1)"),
         ("claim_redirect_url", "https://"),
@@ -40,3 +51,16 @@ def test_text_settings_round_trip_through_redis_form():
     )
     pairs = settings.to_redis()
     assert RoomSettings.from_redis(dict(zip(pairs[::2], pairs[1::2], strict=True))) == settings
+
+
+def test_the_openapi_document_states_the_same_text_rules():
+    """Each free-text setting's schema carries the pattern the validator uses."""
+    document = json.loads((Path(webapp.__file__).parent / "openapi.json").read_text())
+    schemas = document["components"]["schemas"]
+    for schema in ("RoomSettingsChange", "Room", "RoomOverview"):
+        properties = schemas[schema]["properties"]
+        for setting in SETTINGS:
+            if setting.text:
+                expected = URL_PATTERN if setting.url else TEXT_PATTERN
+                assert properties[setting.name]["pattern"] == expected, (schema, setting.name)
+                assert properties[setting.name]["maxLength"] == setting.text

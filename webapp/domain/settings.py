@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+import re
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 RoomStatus = Literal["open", "paused", "closed"]
 STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
@@ -17,6 +17,11 @@ RoomKind = Literal["live", "waitlist"]
 KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
 Ordering = Literal["fifo", "priority", "lottery"]
 ORDERINGS: tuple[Ordering, ...] = ("fifo", "priority", "lottery")
+
+
+# Free-text settings: no control characters but the newline; links are http(s) with a host.
+TEXT_PATTERN = "^[^\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f]*$"
+URL_PATTERN = "^(https?://[^\\u0000-\\u0020\\u007f-\\u009f/?#\\\\]+[^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
 
 
 class InvalidSetting(ValueError):
@@ -57,26 +62,25 @@ class Setting:
         return value
 
     def check_text(self, value: Any) -> str:
-        """A free text: a string (None is ''), trimmed, printable, not too long."""
+        """A free text (None is ''): at most ``text`` characters, no control characters
+        but newlines, trimmed; a link must be http(s). The same rules as the OpenAPI
+        document's patterns (TEXT_PATTERN, URL_PATTERN), so the two cannot disagree."""
         if value is None:
             return ""
         if not isinstance(value, str):
             raise InvalidSetting(f"{self.name} must be a string")
-        text: str = value.strip().replace("\r\n", "\n")
-        if len(text) > self.text:
+        if len(value) > self.text:
             raise InvalidSetting(f"{self.name} must be at most {self.text} characters")
-        if any(not (c.isprintable() or c == "\n") for c in text):
-            raise InvalidSetting(f"{self.name} must be plain text")
-        if self.url and text:
-            parts = urlsplit(text)
-            if parts.scheme not in ("http", "https") or not parts.netloc or "\n" in text:
+        if not re.fullmatch(URL_PATTERN if self.url else TEXT_PATTERN, value):
+            if self.url:
                 raise InvalidSetting(f"{self.name} must be an http:// or https:// address")
-        return text
+            raise InvalidSetting(f"{self.name} must be plain text")
+        return value.strip()
 
     def from_text(self, text: str) -> int | str | None:
         """A value typed in a form (or stored in Redis): checked like ``check``."""
-        if self.text:
-            return self.check_text(text)
+        if self.text:  # a browser sends a textarea's line breaks as CR LF
+            return self.check_text(text.replace("\r\n", "\n"))
         text = text.strip()
         if self.choices:
             return self.check(text)
