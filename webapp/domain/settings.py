@@ -4,9 +4,9 @@ form all read. No Flask here."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-import re
 from typing import Any, Literal
 
 RoomStatus = Literal["open", "paused", "closed"]
@@ -21,7 +21,9 @@ ORDERINGS: tuple[Ordering, ...] = ("fifo", "priority", "lottery")
 
 # Free-text settings: no control characters but the newline; links are http(s) with a host.
 TEXT_PATTERN = "^[^\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f]*$"
-URL_PATTERN = "^(https?://[^\\u0000-\\u0020\\u007f-\\u009f/?#\\\\]+[^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
+URL_PATTERN = (
+    "^(https?://[^\\u0000-\\u0020\\u007f-\\u009f/?#\\\\]+[^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
+)
 
 
 class InvalidSetting(ValueError):
