@@ -36,8 +36,8 @@ from werkzeug.wrappers import Response
 from webapp.admin_session import PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
-from webapp.redis.keys import Keys
 from webapp.periodic import off_the_loop
+from webapp.redis.keys import Keys
 from webapp.security import credential_failures, refused_credentials, throttled
 
 log = logging.getLogger(__name__)
