@@ -112,3 +112,16 @@ def test_a_link_for_an_entry_not_admitted_is_refused(visitor, app, clock):
     path = f"/claim/{sign_claim(SECRET, ROOM, entry.id, clock(), DAY)}"
     assert post(visitor, path).status_code == 410
     assert claimed(app) == {}
+
+
+def test_a_claim_goes_on_to_the_configured_page(visitor, admitted, clock, app):
+    """With claim_redirect_url set, a successful claim answers 303 to it; a second try
+    is refused as before."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"claim_redirect_url": "https://shop.example/welcome"})
+    path = f"/claim/{sign_claim(SECRET, ROOM, admitted, clock(), DAY)}"
+    reply = post(visitor, path)
+    assert reply.status_code == 303
+    assert reply.headers["Location"] == "https://shop.example/welcome"
+    assert list(claimed(app)) == [admitted]
+    assert post(visitor, path).status_code == 410
