@@ -41,10 +41,10 @@ if s.waitlist then
         elseif not e.ok then
             return {'unconfirmed', '[]', '0'}
         end
-        admit_entry(one, e, now, 'waitlist')
+        admit_entry(one, e, w, now, 'waitlist')
         admitted[1] = one
     else
-        admitted = admit_from_ready(tonumber(ARGV[3]), now, 'waitlist')
+        admitted = admit_from_ready(w, tonumber(ARGV[3]), now, 'waitlist')
     end
     local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
     if request ~= '' then

@@ -5,7 +5,9 @@
 -- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 a fresh entry id, 3 display name, 4 email (as
 --       mailed), 5 email key (one per mailbox), 6 referral code ('' = none), 7 hashed
---       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none)
+--       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none),
+--       10 the joiner's language (en, de, es; '' = en), for its emails
+-- A new entry gets its confirmation email (outbox: confirm) from this script.
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |
 --   full | taken
 use_waitlist_keys(16)
@@ -59,10 +61,14 @@ end
 if ARGV[9] ~= '' then
     e.dev = ARGV[9]
 end
+if (ARGV[10] or '') ~= '' then
+    e.lg = ARGV[10]
+end
 refer(id, e, code)
 redis.call('ZADD', W.line, order_score(w, e), id)
 redis.call('HSET', W.emails, ARGV[5], id)
 put_entry(id, e)
+notify('confirm', id, e, now)
 count('joined', now)
 touch_waitlist()
 return entry_reply('ok', id, e, s, w, now)

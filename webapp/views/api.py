@@ -13,7 +13,7 @@ from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
 from webapp.domain.waitlist import Entry, NotAWaitlist
-from webapp.links import entry_of, entry_token
+from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, rooms, visits, waitlists
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -115,7 +115,7 @@ def join(room: str) -> ResponseReturnValue:
     email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
     if lobby().settings(room).kind == "waitlist":
         address = request.remote_addr or ""
-        entry = waitlists().join(room, name, email, ref, address=address)
+        entry = waitlists().join(room, name, email, ref, address=address, language=entry_language())
         return waitlist_json(room, entry)
     identity = f"api:{key}" if key else ""
     return standing_json(visits().join(room, identity=identity, name=name))
