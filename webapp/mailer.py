@@ -239,7 +239,7 @@ class Mailer:
     ) -> EmailMessage:
         s = self.settings
         kind, entry = fields.get("kind", "admitted"), fields["entry"]
-        context = {
+        context: dict[str, object] = {
             "room": room,
             "name": fields.get("name", ""),
             "lang": fields.get("lang", "en"),  # the entry's; the templates are English yet
@@ -252,7 +252,8 @@ class Mailer:
             until = float(fields.get("until") or 0)
             if not until:  # a message from before deadlines were kept
                 room_settings = self.rooms.settings(room)
-                until = admitted + (room_settings.claim_seconds if room_settings else s.claim_seconds)
+                seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
+                until = admitted + seconds
             token = sign_claim(s.secret, room, entry, until, 0, kind)
             context["link"] = claim_url(s.public_url, token)
             context["hours"] = max(round((until - admitted) / 3600), 1)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
+from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 
 from tests.conftest import free_port
 from webapp.domain.claims import verify_claim
@@ -196,3 +197,50 @@ def test_a_worker_killed_mid_batch_still_sends_each_notice_once(
     assert len(by_id) == 20  # one notice per entry; any resend is recognisable
     check_links([copies[0] for copies in by_id.values()], ids, clock)
     assert handler.count() <= 21  # at most the one message in flight at the kill
+
+
+def bodies(message):
+    """The text and HTML parts of a message."""
+    parts = message.get_payload()
+    return [p.get_payload(decode=True).decode() for p in parts]
+
+
+def test_each_kind_of_notice_is_sent_with_its_links(r, keys, rooms, clock, smtp):
+    """confirm, admitted, lapsed and near each go out once, as text and HTML, with the
+    entry's page link; confirm carries a confirmation link, admitted a claim link that
+    ends at the lapse deadline."""
+    handler, port = smtp
+    rooms.configure(ROOM, {"kind": "waitlist", "claim_seconds": 3600, "notify_near": 1})
+    waitlists = Waitlists(rooms, secret=b"s")
+    ann = waitlists.join(ROOM, "Ann", "ann@example.org")
+    waitlists.confirm(ROOM, ann.id)
+    assert waitlists.sweep_turn(ROOM).near == 1
+    rooms.admit(ROOM, 1)
+    clock.advance(3600)
+    assert waitlists.sweep_turn(ROOM).lapsed == 1
+    mailer = Mailer(r, keys, settings(port), worker="w1", clock=clock)
+    while mailer.run_once():
+        pass
+    assert mailer.run_once() == 0
+    by_kind = {m["X-Idempotency-Key"].rsplit(":", 1)[1]: m for m in handler.messages}
+    assert sorted(by_kind) == ["admitted", "confirm", "lapsed", "near"]
+    assert handler.count() == 4
+    assert by_kind["lapsed"]["Subject"] == f"Your place in {ROOM} has lapsed"
+    entry_link = f"https://w.example/rooms/{ROOM}/entry/"
+    for kind, message in by_kind.items():
+        text, html = bodies(message)
+        assert message["To"] == "ann@example.org"
+        link = next(w for w in text.split() if w.startswith(entry_link))
+        assert URLSafeSerializer(SECRET, salt="entry").loads(link.rsplit("/", 1)[1]) == [
+            ROOM,
+            ann.id,
+        ]
+        assert entry_link in html, kind
+    text, _ = bodies(by_kind["confirm"])
+    link = next(w for w in text.split() if w.startswith("https://w.example/confirm/"))
+    signed = URLSafeTimedSerializer(SECRET, salt="confirm").loads(link.rsplit("/", 1)[1])
+    assert signed == [ROOM, ann.id]
+    text, _ = bodies(by_kind["admitted"])
+    link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
+    claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock() - 1)
+    assert (claim.entry, claim.expires) == (ann.id, clock())

@@ -8,6 +8,7 @@ own timestamp, so the time is an input (``now``) that tests and hosts control.
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
@@ -100,6 +101,19 @@ class Claims:
         reply = self.scripts["waitlist_claim"](keys=keys, args=[claim.entry, now])
         return reply.decode() if isinstance(reply, bytes) else str(reply)
 
-    def claimed_at(self, claim: Claim) -> float | None:
-        when = self.client.hget(self.keys.claims(claim.room), claim.entry)
-        return None if when is None else float(when)
+    def refusal(self, claim: Claim, now: float) -> str | None:
+        """Why the claim would be refused now, as far as a read tells (used or lapsed),
+        or None: for the page that shows the button. Changes nothing."""
+        waitlist = self.keys.waitlist(claim.room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hexists(self.keys.claims(claim.room), claim.entry)
+        pipe.zscore(waitlist.unclaimed, claim.entry)
+        pipe.hget(waitlist.entries, claim.entry)
+        used, deadline, raw = pipe.execute()
+        if used:
+            return "used"
+        if deadline is not None and float(deadline) <= now:
+            return "lapsed"
+        if raw is not None and json.loads(raw).get("st") == "lapsed":
+            return "lapsed"
+        return None

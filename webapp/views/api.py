@@ -63,7 +63,7 @@ def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
     ticket = entry.ticket
     body = {
         "token": entry_token(room, entry.id),
-        "status": "admitted" if entry.state == "admitted" else "waiting",
+        "status": entry.state if entry.state in ("admitted", "lapsed") else "waiting",
         "position": entry.position,
         "ahead": ticket.ahead,
         "wait": None,

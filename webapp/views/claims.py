@@ -52,8 +52,9 @@ def claim_form(token: str) -> ResponseReturnValue:
         claim = _verified(token)
     except ClaimRefused as error:
         return refused(error.reason)
-    if _claims().claimed_at(claim) is not None:
-        return refused("used")
+    refusal = _claims().refusal(claim, _now())
+    if refusal is not None:
+        return refused(refusal)
     return render_template("claim.html", claim=claim, token=token)
 
 
