@@ -3,7 +3,6 @@ real SMTP server on loopback, also across a killed worker and two workers at onc
 
 from __future__ import annotations
 
-import email
 import json
 import os
 import signal
@@ -11,14 +10,12 @@ import subprocess
 import sys
 import threading
 import time
-from email.message import Message
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
 from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
+from recording import smtp_server
 
-from tests.conftest import free_port
 from webapp.domain.claims import verify_claim
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.waitlist import Waitlists
@@ -29,32 +26,10 @@ SECRET = "mailer test secret"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Collector:
-    """An aiosmtpd handler keeping every message it accepted."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server, session, envelope):
-        with self.lock:
-            self.messages.append(email.message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def count(self) -> int:
-        with self.lock:
-            return len(self.messages)
-
-
 @pytest.fixture
 def smtp():
-    handler = Collector()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield handler, controller.port
-    finally:
-        controller.stop()
+    with smtp_server() as started:
+        yield started
 
 
 @pytest.fixture
