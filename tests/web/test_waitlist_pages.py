@@ -264,3 +264,18 @@ def test_a_deleted_waitlist_forgets_the_browsers_entry(app, visitor, waitlist):
     assert visitor.get(location).status_code == 404
     page = visitor.get(f"/rooms/{ROOM}")
     assert page.status_code == 200 and 'name="email"' in text(page)
+
+
+def test_a_lapsed_entrys_page_says_so(app, visitor, waitlist, clock):
+    """An admitted entry not claimed in time: its page says the place went on."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"claim_seconds": 60})
+    location = sign_up(visitor, name="Ann", email="ann@example.org").location
+    entry = services.waitlists.join(ROOM, "Ann", "ann@example.org")
+    services.waitlists.confirm(ROOM, entry.id)
+    services.rooms.admit(ROOM, 1)
+    clock.advance(60)
+    services.waitlists.sweep(ROOM)
+    page = text(visitor.get(location))
+    assert "was not claimed in time" in page
+    assert "Your email is confirmed" not in page
