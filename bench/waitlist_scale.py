@@ -9,8 +9,9 @@ ones) with scores from ``priority_score``, since a million script calls would ta
 minutes on a small machine. A tenth carry referral points and nine in ten are
 confirmed, so points move people and admission skips the unconfirmed. Then it times
 ``--reads`` position reads (one script call each, as a page makes), admissions of
-1,000 (room_admit.lua), and with ``--draw`` the switch to lottery and a full draw of
-everyone left. Prints figures; asserts nothing about speed.
+1,000 (room_admit.lua), the sweep's fullest turn (100 lapses with their
+replacements and 500 "nearly in" notices), and with ``--draw`` the switch to lottery
+and a full draw of everyone left. Prints figures; asserts nothing about speed.
 
     .venv/bin/python bench/waitlist_scale.py                # about a minute
     .venv/bin/python bench/waitlist_scale.py --entries 100000 --draw
@@ -26,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
@@ -181,6 +183,21 @@ def admit_1000(rooms: WaitingRooms, client: redis.Redis, request: str, label: st
     )
 
 
+def sweep_turn(rooms: WaitingRooms, waitlists: Waitlists, client: redis.Redis) -> None:
+    """Times the sweep's fullest turn: 100 lapses due (their deadlines moved into the
+    past), each with its replacement admitted, and 500 'nearly in' notices."""
+    wl = waitlists.keys.waitlist(ROOM)
+    rooms.configure(ROOM, {"notify_near": 500})
+    due = client.zrange(wl.unclaimed, 0, 99)
+    client.zadd(wl.unclaimed, dict.fromkeys(due, 1))
+    t0 = time.perf_counter()
+    turn = waitlists.sweep_turn(ROOM)
+    took = (time.perf_counter() - t0) * 1000
+    print(f"sweep turn: {took:.1f} ms ({turn.lapsed} lapsed, {turn.admitted} admitted in "
+          f"their place, {turn.near} told they are nearly in; one script)")  # fmt: skip
+    rooms.configure(ROOM, {"notify_near": None})
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=1_000_000)
@@ -218,8 +235,10 @@ def main() -> int:
         report_reads("position reads", reads, client)
         for i in range(options.batches):
             admit_1000(rooms, client, f"bench-{i}", "admit 1,000")
-        outbox = client.xlen(wl.outbox)
-        print(f"outbox: {outbox:,} messages (one per admission)")
+        kinds = Counter(fields["kind"] for _, fields in client.xrange(wl.outbox))
+        print(f"outbox: {sum(kinds.values()):,} messages ({dict(sorted(kinds.items()))}: "
+              "one per admission, one per scripted join)")  # fmt: skip
+        sweep_turn(rooms, waitlists, client)
         reads = time_reads(waitlists, ids, options.reads, options.seed + 1)
         report_reads("position reads after", reads, client)
         if options.draw:
