@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -25,6 +26,25 @@ from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.waitlist import Entry, Waitlists
 from webapp.redis.keys import Keys
+
+
+def own(i: int) -> str:
+    return f"198.51.{i}.7"  # a network of the referee's own
+
+
+# Cases of referees joining with the referrer's code: (what was tried, how many, the
+# address of the i-th, its device id, whether it confirms, seconds between joins)
+FRIENDS: dict[str, tuple[str, int, Callable[[int], str], str, bool, float]] = {
+    "honest": ("5 friends, each from their own network", 5, own, "", True, 0),
+    "cap": ("8 friends (8 x 100 points against the cap of 500)", 8, own, "", True, 0),
+    "velocity": ("15 friends within one hour (velocity 10)", 15, own, "", True, 60),
+    "network": ("4 referees from the referrer's own /24", 4, lambda i: f"192.0.2.{20 + i}",
+                "", True, 0),
+    "device": ("4 referees on the referrer's device", 4, own, "phone-a", True, 0),
+    "address": ("6 referees from one address (3 entries per address)", 6,
+                lambda i: "203.0.113.9", "", True, 0),
+    "unconfirmed": ("6 referees who never confirm their email", 6, own, "", False, 0),
+}  # fmt: skip
 
 
 class Clock:
@@ -47,35 +67,11 @@ def case(waitlists: Waitlists, room: str, clock: Clock, kind: str) -> tuple[str,
         return waitlists.confirm(room, x.id) if confirm else x
 
     refused = 0
-    if kind == "honest":
-        tried = "5 friends, each from their own network"
-        for i in range(5):
-            friend(i, f"198.51.{i}.7")
-    elif kind == "cap":
-        tried = "8 friends (8 x 100 points against the cap of 500)"
-        for i in range(8):
-            friend(i, f"198.51.{i}.7")
-    elif kind == "velocity":
-        tried = "15 friends within one hour (velocity 10)"
-        for i in range(15):
-            friend(i, f"198.51.{i}.7")
-            clock.now += 60
-    elif kind == "network":
-        tried = "4 referees from the referrer's own /24"
-        for i in range(4):
-            friend(i, f"192.0.2.{20 + i}")
-    elif kind == "device":
-        tried = "4 referees on the referrer's device"
-        for i in range(4):
-            friend(i, f"198.51.{i}.7", device="phone-a")
-    elif kind == "address":
-        tried = "6 referees from one address (3 entries per address)"
-        for i in range(6):
-            friend(i, "203.0.113.9")
-    elif kind == "unconfirmed":
-        tried = "6 referees who never confirm their email"
-        for i in range(6):
-            friend(i, f"198.51.{i}.7", confirm=False)
+    if kind in FRIENDS:
+        tried, n, where, device, confirm, gap = FRIENDS[kind]
+        for i in range(n):
+            friend(i, where(i), device, confirm)
+            clock.now += gap
     elif kind == "self":
         tried = "the referrer's own code, by aliases of its own mailbox (3 tries)"
         for alias in ("alice@gmail.com", "a.l.i.c.e+x@gmail.com", "Alice@googlemail.com"):
