@@ -38,7 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from servers import run_bounded, start_redis
 
 from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import Waitlists, priority_score
+from webapp.domain.waitlist import (
+    DrawRecord,
+    Waitlists,
+    commitment_of,
+    priority_score,
+    verify_draw,
+)
 from webapp.redis.keys import Keys
 
 ROOM = "big"
@@ -198,6 +204,21 @@ def sweep_turn(rooms: WaitingRooms, waitlists: Waitlists, client: redis.Redis) -
     rooms.configure(ROOM, {"notify_near": None})
 
 
+def verify_lottery(waitlists: Waitlists, client: redis.Redis, record: DrawRecord) -> None:
+    """Checks the draw as anyone could: the revealed seed hashes to the commitment
+    published before, and the order recomputed from it and the published participants
+    (``verify_draw``) is the line's order."""
+    t0 = time.perf_counter()
+    published = waitlists.draw_entries(ROOM, 0, record.entries)
+    order = verify_draw(record.seed, published)
+    line = client.zrange(waitlists.keys.waitlist(ROOM).line, 0, len(order) - 1)
+    honest = commitment_of(record.seed) == record.commitment
+    took = time.perf_counter() - t0
+    print(f"lottery verified from its seed: commitment {'matches' if honest else 'DIFFERS'}, "
+          f"recomputed order {'equals' if line == order else 'DIFFERS FROM'} the line's "
+          f"({len(order):,} entries, {took:.1f} s)")  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=1_000_000)
@@ -247,6 +268,7 @@ def main() -> int:
             record = waitlists.draw(ROOM, who="bench")
             took = time.perf_counter() - t0
             print(f"lottery draw of {record.entries:,} entries: {took:.1f} s ({record.state})")
+            verify_lottery(waitlists, client, record)
             admit_1000(rooms, client, "bench-drawn", "admit 1,000 after the draw")
 
     return run_bounded(options.budget, work)
