@@ -18,7 +18,7 @@ from recording import smtp_server
 
 from webapp.domain.claims import verify_claim
 from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import Waitlists
+from webapp.domain.waitlist import MailFigures, Waitlists
 from webapp.mailer import GROUP, Mailer, MailSettings
 
 ROOM = "list"
@@ -51,6 +51,16 @@ def admit(rooms, n):
     return ids
 
 
+def records(r, keys):
+    """The delivery records (the hash's "#" fields are its counts)."""
+    raw = r.hgetall(keys.deliveries(ROOM))
+    return [json.loads(v) for k, v in raw.items() if not _str(k).startswith("#")]
+
+
+def _str(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def settings(port, **extra):
     return MailSettings(secret=SECRET, public_url="https://w.example", smtp_port=port, **extra)
 
@@ -79,8 +89,9 @@ def test_twenty_admissions_send_twenty_messages(r, keys, rooms, clock, smtp):
     check_links(handler.messages, ids, clock)
     assert mailer.run_once() == 0  # all acknowledged: nothing again
     assert handler.count() == 20
-    statuses = r.hvals(keys.deliveries(ROOM))
-    assert len(statuses) == 20 and all(json.loads(s)["st"] == "sent" for s in statuses)
+    statuses = records(r, keys)
+    assert len(statuses) == 20 and all(s["st"] == "sent" for s in statuses)
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=20, unsent=0, retry=0, failed=0)
 
 
 def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp):
@@ -89,7 +100,8 @@ def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp
     admit(rooms, 1)
     broken = Mailer(r, keys, settings(1, backoff=5.0), worker="w1", clock=clock)
     broken.run_once()
-    assert json.loads(r.hvals(keys.deliveries(ROOM))[0])["st"] == "retry"
+    assert [s["st"] for s in records(r, keys)] == ["retry"]
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=1, retry=1, failed=0)
     mailer = Mailer(r, keys, settings(port, backoff=5.0), worker="w1", clock=clock)
     mailer.run_once()
     assert handler.count() == 0  # the backoff has not passed
@@ -97,6 +109,19 @@ def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp
     mailer.run_once()
     mailer.run_once()
     assert handler.count() == 1
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=1, unsent=0, retry=0, failed=0)
+
+
+def test_a_notice_is_failed_after_its_last_try(r, keys, rooms, clock):
+    """Past the last try the notice is failed, counted so, and acknowledged."""
+    admit(rooms, 1)
+    broken = Mailer(r, keys, settings(1, backoff=1.0, attempts=2), worker="w1", clock=clock)
+    broken.run_once()
+    clock.advance(2)
+    broken.run_once()
+    assert [s["st"] for s in records(r, keys)] == ["failed"]
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=0, retry=0, failed=1)
+    assert r.xpending(keys.waitlist(ROOM).outbox, GROUP)["pending"] == 0
 
 
 def test_two_workers_at_once_send_each_notice_once(r, keys, rooms, clock, smtp):

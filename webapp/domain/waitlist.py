@@ -156,6 +156,15 @@ class WaitlistFigures(NamedTuple):
     held: int  # referral boosts held for review
 
 
+class MailFigures(NamedTuple):
+    """A room's emails at a glance (the admin panel): notices in each state now."""
+
+    sent: int
+    unsent: int  # in the outbox, not sent nor given up on yet (retries included)
+    retry: int  # a send failed; tried again after its backoff
+    failed: int  # given up after the last try
+
+
 class OutboxMessage(NamedTuple):
     """One message of a room's outbox (the mailer reads them in order)."""
 
@@ -384,6 +393,17 @@ class Waitlists:
         if _text(draw) in ("start", "rank"):
             self.draw(room, who="schedule")
         return SweepResult(int(admitted), int(lapsed), int(near))
+
+    def mail_figures(self, room: str) -> MailFigures:
+        """The mailer's counts (kept by mail_claim.lua and mail_done.lua in the room's
+        delivery hash) and the outbox's length: O(1)."""
+        _, waitlist = self._room_keys(room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(self.keys.deliveries(room), "#sent", "#retry", "#failed")
+        pipe.xlen(waitlist.outbox)
+        (sent, retry, failed), messages = pipe.execute()
+        sent, retry, failed = (int(n or 0) for n in (sent, retry, failed))
+        return MailFigures(sent, max(int(messages) - sent - failed, 0), retry, failed)
 
     def outbox(self, room: str, after: str = "0", count: int = 100) -> list[OutboxMessage]:
         """Messages of the room's outbox after the stream id ``after``, oldest first."""

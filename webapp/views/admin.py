@@ -182,7 +182,8 @@ def room_page(
 def waitlist_context(room: str) -> dict[str, Any]:
     """A waitlist's figures, its held referral boosts and its lottery's draw."""
     return {"figures": waitlists().figures(room), "held": waitlists().held(room),
-            "draw": waitlists().draw_record(room), "why": HELD_WHY}  # fmt: skip
+            "draw": waitlists().draw_record(room), "why": HELD_WHY,
+            "mail": waitlists().mail_figures(room)}  # fmt: skip
 
 
 def line_context(room: str, page: int, query: str, now: float | None = None) -> dict[str, Any]:
