@@ -193,8 +193,11 @@ class Mailer:
 
     def _deliver(self, room: str, outbox: str, stream_id: str, fields: dict[str, str]) -> int:
         entry, kind = fields["entry"], fields.get("kind", "admitted")
-        key = idempotency_key(room, entry, kind)
-        field = f"{entry}:{kind}"
+        # A notice sent again on purpose (the 2nd confirmation) is a notice of its own
+        nth = fields.get("nth", "1")
+        notice = kind if nth == "1" else f"{kind}-{nth}"
+        key = idempotency_key(room, entry, notice)
+        field = f"{entry}:{notice}"
         deliveries = self.keys.deliveries(room)
         mid = message_id(key, self.settings.mail_from)
         now = self.clock()

@@ -244,3 +244,20 @@ def test_each_kind_of_notice_is_sent_with_its_links(r, keys, rooms, clock, smtp)
     link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
     claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock() - 1)
     assert (claim.entry, claim.expires) == (ann.id, clock())
+
+
+def test_a_second_confirmation_is_a_notice_of_its_own(r, keys, rooms, clock, smtp):
+    """Signing up again unconfirmed an hour later sends a second confirmation, with its
+    own Message-ID; the worker sends each once."""
+    handler, port = smtp
+    rooms.configure(ROOM, {"kind": "waitlist"})
+    waitlists = Waitlists(rooms, secret=b"s")
+    waitlists.join(ROOM, "Ann", "ann@example.org")
+    clock.advance(3600)
+    waitlists.join(ROOM, "Ann", "ann@example.org")
+    mailer = Mailer(r, keys, settings(port), worker="w1", clock=clock)
+    while mailer.run_once():
+        pass
+    assert handler.count() == 2
+    assert len({m["Message-ID"] for m in handler.messages}) == 2
+    assert {m["Subject"] for m in handler.messages} == {f"Confirm your email for {ROOM}"}

@@ -191,3 +191,20 @@ def test_no_near_notice_without_the_setting(rooms, waitlists):
     sign_up(waitlists, 3)
     assert waitlists.sweep_turn(ROOM).near == 0
     assert notices(waitlists, "near") == []
+
+
+def test_signing_up_again_unconfirmed_sends_another_confirmation_within_limits(
+    rooms, waitlists, clock
+):
+    """An unconfirmed entry that signs up again gets another confirmation (nth 2, 3),
+    at most one an hour and three in all; a confirmed one gets none."""
+    rooms.configure(ROOM, {"kind": "waitlist"})
+    ann = waitlists.join(ROOM, "Ann", "ann@example.org")
+    bob = waitlists.join(ROOM, "Bob", "bob@example.org")
+    waitlists.confirm(ROOM, bob.id)
+    for _ in range(6):
+        waitlists.join(ROOM, "Ann", "ann@example.org")
+        waitlists.join(ROOM, "Bob", "bob@example.org")
+        clock.advance(HOUR / 2)
+    sent = [(m.entry, m.nth) for m in waitlists.outbox(ROOM) if m.kind == "confirm"]
+    assert sent == [(ann.id, 1), (bob.id, 1), (ann.id, 2), (ann.id, 3)]

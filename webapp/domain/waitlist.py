@@ -176,6 +176,7 @@ class OutboxMessage(NamedTuple):
     at: float
     lang: str = "en"  # the entry's language (en, de, es), for the mailer's templates
     until: float = 0  # admitted: the claim deadline the link carries
+    nth: int = 1  # confirm: the 2nd or 3rd, sent when an unconfirmed entry signs up again
 
 
 class SweepResult(NamedTuple):
@@ -421,6 +422,7 @@ class Waitlists:
                     at=float(f["at"]),
                     lang=f.get("lang", "en"),
                     until=float(f.get("until") or 0),
+                    nth=int(f.get("nth") or 1),
                 )
             )
         return out

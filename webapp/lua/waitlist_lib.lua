@@ -9,9 +9,11 @@
 -- room_admit.lua, whose key 16 is the request's record):
 --   +0  entries   hash   entry id -> JSON {n name, em email, ek email key, rc referral
 --                        code, by referrer, ok confirmed, p points, seq, j joined,
---                        st waiting|admitted, a admitted at, ip/net/dev hashes, ac nth
---                        entry of its address, rs its referral leg: pending|credited|
---                        held|void, rw why held or void, rp points its leg gave,
+--                        st waiting|admitted|lapsed, a admitted at, l lapsed at, ip/net/
+--                        dev hashes, ac nth entry of its address, lg language, cn
+--                        confirmation emails sent (if more than one) and cl the last's
+--                        time, nn told it is nearly in (when), rs its referral leg:
+--                        pending|credited|held|void, rw why held or void, rp points its leg gave,
 --                        rf {c credited, h held, p pending} as a referrer, vt credit times}
 --   +1  line      zset   waiting entry -> order score (everyone waiting: the position)
 --   +2  ready     zset   confirmed waiting entry -> the same score (admission takes these)
@@ -26,7 +28,7 @@
 --   +10 drawn     list   the draw's entries (its participants), for anyone to verify it
 --   +11 outbox    stream one message per notice: kind (confirm | admitted | lapsed |
 --                        near), entry, email, name, lang, at; until (admitted: the claim
---                        deadline)
+--                        deadline); nth (confirm: the 2nd or 3rd, sent on signing up again)
 --   +12 unclaimed zset   admitted entry not yet claimed -> its claim deadline (the sweep
 --                        lapses those past it, oldest first)
 --
