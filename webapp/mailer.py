@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from babel.dates import format_timedelta
+from jinja2 import Environment
 
 from webapp.domain.claims import (
     DEFAULT_CLAIM_SECONDS,
@@ -51,6 +52,14 @@ from webapp.domain.claims import (
     sign_entry,
 )
 from webapp.domain.rooms import WaitingRooms
+from webapp.i18n import (
+    DEFAULT,
+    LANGUAGES,
+    compile_catalogues,
+    mail_templates,
+    translations_dir,
+    translations_for,
+)
 from webapp.redis.connection import connect
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
@@ -58,13 +67,20 @@ from webapp.redis.scripts import Scripts
 log = logging.getLogger("webapp.mailer")
 GROUP = "mailer"
 HERE = Path(__file__).resolve().parent
+
+
+def N_(message: str) -> str:
+    """Marks a message for the catalogues (pybabel); it is translated when sent."""
+    return message
+
+
 # Every kind of notice a room's outbox carries, with its subject; each has a text and an
-# HTML template, templates/email/<kind>.txt and .html.
+# HTML template, templates/email/<kind>.txt and .html. All in the entry's language.
 SUBJECTS = {
-    "confirm": "Confirm your email for {room}",
-    "admitted": "You're in: {room}",
-    "lapsed": "Your place in {room} has lapsed",
-    "near": "You are nearly in: {room}",
+    "confirm": N_("Confirm your email for %(room)s"),
+    "admitted": N_("You're in: %(room)s"),
+    "lapsed": N_("Your place in %(room)s has lapsed"),
+    "near": N_("You are nearly in: %(room)s"),
 }
 
 
@@ -121,10 +137,10 @@ def message_id(key: str, mail_from: str) -> str:
     return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@{domain}>"
 
 
-def _templates() -> Environment:
+def _templates(lang: str) -> Environment:
+    """The email templates, speaking ``lang`` (the entry's language; English if unknown)."""
     folder = HERE / "templates"
-    path = folder if folder.is_dir() else HERE.parent / "templates"
-    return Environment(loader=FileSystemLoader(str(path)), autoescape=select_autoescape(["html"]))
+    return mail_templates(str(folder if folder.is_dir() else HERE.parent / "templates"), lang)
 
 
 class Mailer:
@@ -145,7 +161,6 @@ class Mailer:
         self.settings = settings
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}"
         self.clock = clock
-        self.templates = _templates()
         self._groups: set[str] = set()
 
     def run(self, stop: threading.Event) -> None:
@@ -242,10 +257,11 @@ class Mailer:
     ) -> EmailMessage:
         s = self.settings
         kind, entry = fields.get("kind", "admitted"), fields["entry"]
+        lang = fields.get("lang", "") if fields.get("lang") in LANGUAGES else DEFAULT
         context: dict[str, object] = {
             "room": room,
             "name": fields.get("name", ""),
-            "lang": fields.get("lang", "en"),  # the entry's; the templates are English yet
+            "lang": lang,
             "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
         }
         if kind == "admitted":
@@ -259,18 +275,21 @@ class Mailer:
                 until = admitted + seconds
             token = sign_claim(s.secret, room, entry, until, 0, kind)
             context["link"] = claim_url(s.public_url, token)
-            context["hours"] = max(round((until - admitted) / 3600), 1)
+            # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
+            context["window"] = format_timedelta(round(until - admitted), locale=lang)
         elif kind == "confirm":
             context["link"] = confirm_url(s.public_url, sign_confirm(s.secret, room, entry))
         message = EmailMessage()
-        message["Subject"] = SUBJECTS.get(kind, "{room}").format(room=room)
+        subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
+        message["Subject"] = subject % {"room": room}
         message["From"] = s.mail_from
         message["To"] = fields["email"]
         message["Date"] = formatdate(localtime=False)
         message["Message-ID"] = mid
         message["X-Idempotency-Key"] = key
-        message.set_content(self.templates.get_template(f"email/{kind}.txt").render(context))
-        html = self.templates.get_template(f"email/{kind}.html").render(context)
+        templates = _templates(lang)
+        message.set_content(templates.get_template(f"email/{kind}.txt").render(context))
+        html = templates.get_template(f"email/{kind}.html").render(context)
         message.add_alternative(html, subtype="html")
         return message
 
@@ -299,6 +318,7 @@ def main() -> None:
         env.get("REDIS_URL") or f"unix://{Path(env.get('WEBAPP_DATA_DIR', 'var'))}/redis/redis.sock"
     )
     client = connect(url)
+    compile_catalogues(translations_dir())  # a checkout's .mo, if the app has not yet
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
