@@ -42,6 +42,7 @@ class Standing(NamedTuple):
     raw: estimate.Estimate | None = None  # the model's estimate before smoothing
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
     trend: str | None = None  # "slower" or "faster" than the figure shown before said
+    basis: str | None = None  # "typical" (the admin's typical stay) or "measured"; None: none
 
 
 class _Cached(NamedTuple):
@@ -109,7 +110,8 @@ class Lobby:
         cached = self._room(room)
         if cached.settings is None:
             return None
-        return estimate.rates(cached.stats, now, capacity or cached.settings.capacity)
+        typical = cached.settings.typical_stay_seconds
+        return estimate.rates(cached.stats, now, capacity or cached.settings.capacity, typical)
 
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
         for _ in range(JOIN_TRIES - 1):
@@ -165,7 +167,7 @@ class Lobby:
         figure = estimate.smooth(before, raw, ticket.now, rates.service)
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
-        return Standing(ticket, shown_now, poll, raw, figure, why)
+        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis)
 
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""
