@@ -49,7 +49,10 @@ def admin_post(server: Any, path: str) -> None:
         f"{server.url}{path}",
         data=b"{}",
         method="POST",
-        headers={"Authorization": f"Bearer {server.admin_token}", "Content-Type": "application/json"},
+        headers={
+            "Authorization": f"Bearer {server.admin_token}",
+            "Content-Type": "application/json",
+        },
     )
     with urllib.request.urlopen(request, timeout=5) as reply:
         json.load(reply)
@@ -167,7 +170,8 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     seat_taken(server, closed)
     waiting(bob, server, closed)
     server.admin(closed, status="closed")
-    expect(bob.get_by_text("The room is closed to new visitors. You keep your place")).to_be_visible()
+    kept = bob.get_by_text("The room is closed to new visitors. You keep your place")
+    expect(kept).to_be_visible()
     code = bob.locator(".support .code").inner_text()
     admin_post(server, f"/api/admin/rooms/{closed}/remove/{code}")
     expect(bob.get_by_text("The room is closed to new visitors now")).to_be_visible()

@@ -232,7 +232,7 @@ def test_a_lost_poll_is_shown_and_retried(server: Any, room: Any, person: Any) -
     expect(bob.locator("#line-status .big")).to_have_text("1")
 
 
-def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person):
+def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person, artifacts):
     """When the seat ends under an open room page, the ended state replaces the live
     parts; a deleted room offers the lobby, not a way back in."""
     name = room(capacity=1)
@@ -248,3 +248,4 @@ def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person):
     for live in ("#participants", "#leave", "#chat", "#active"):
         expect(ann.locator(live)).to_have_count(0)
     expect(ann.locator("#connection")).to_be_hidden()
+    shoot(ann, artifacts, "room-ended")
