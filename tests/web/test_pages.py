@@ -159,10 +159,10 @@ def test_admission_shows_its_your_turn_then_the_room(
     answer = bob.get("/rooms/hall/line?seen=1", htmx=True)
     text = answer.get_data(as_text=True)
     assert answer.status_code == 200 and "HX-Redirect" not in answer.headers
-    assert "It's your turn!" in text and 'data-go="/rooms/hall"' in text
+    assert "It's your turn!" in text and re.search(r'data-go="/rooms/hall\?t=[0-9a-f]{12}"', text)
     assert re.search(r'data-left="([0-9]+)"', text)
     full = bob.get("/rooms/hall/line").get_data(as_text=True)
-    assert 'http-equiv="refresh" content="3;url=/rooms/hall"' in full
+    assert re.search(r'http-equiv="refresh" content="3;url=/rooms/hall\?t=[0-9a-f]{12}"', full)
     room = bob.get("/rooms/hall").get_data(as_text=True)
     assert 'data-welcome="1"' in room and "Bob" in room and "Ann" not in room
 
