@@ -18,9 +18,9 @@ GET requests on a schedule and times every answer.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import random
-import html
 import re
 import threading
 import time
