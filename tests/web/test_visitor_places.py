@@ -162,3 +162,21 @@ def test_waiting_page_shows_progress_support_code_and_basis(
     page = bob.get("/rooms/hall/line").get_data(as_text=True)
     assert '<progress id="line-progress" max="1" value="1"' in page
     assert "You have moved up 1 of the 1 places" in page
+
+
+def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """The way in names the page's ticket: if the seat was not taken in time, the gate
+    says so instead of putting Bob at the back of the line."""
+    ann, bob, mine = waiting(make_visitor, make_room)
+    ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
+    turn = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
+    assert "It's your turn!" in turn
+    token = token_of(bob)
+    assert token is not None
+    engine.leave("hall", token, why="unclaimed")
+    page = bob.get(f"/rooms/hall?t={mine}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 410 and "it was not taken before the offer ran out" in text
+    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
