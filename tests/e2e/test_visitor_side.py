@@ -190,6 +190,8 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     places = bob.locator("#my-places")
     expect(places).to_contain_text("An organiser removed you.")
     expect(places).to_contain_text("The organisers deleted this room.")
+    shoot(bob, artifacts, "lobby-ended")
+    assert not axe(bob, "lobby with ended places")
 
 
 def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifacts: Path):
