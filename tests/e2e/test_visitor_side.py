@@ -207,6 +207,11 @@ def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifa
     expect(bob.locator(".basis")).to_contain_text("From how fast this line has moved")
     shoot(bob, artifacts, "waiting-estimate")
     problems = axe(bob, "waiting")
+    sound = bob.get_by_label("Play a sound when it is my turn")
+    sound.check()  # remembered in this browser, and across the polls' swaps
+    with bob.expect_response(re.compile(r"/line\?")):
+        pass
+    expect(bob.get_by_label("Play a sound when it is my turn")).to_be_checked()
     bob.route(re.compile(r"/rooms/[^/]+$"), lambda route: None)  # hold the moment on screen
     server.api("POST", f"/api/rooms/{name}/leave/{holder}")
     expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)

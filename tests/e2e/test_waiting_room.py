@@ -227,6 +227,7 @@ def test_a_lost_poll_is_shown_and_retried(server: Any, room: Any, person: Any) -
     expect(status).to_have_text("Updated just now")
     bob.route(re.compile(r"/line\?"), lambda route: route.abort())
     expect(status).to_contain_text("Connection lost, trying again…")
+    expect(status).to_contain_text(re.compile(r"\(updated (just now|\d+ s ago)\)"))
     expect(status).to_have_attribute("data-state", "reconnecting")
     bob.unroute(re.compile(r"/line\?"))
     expect(status).to_have_text("Updated just now")

@@ -86,14 +86,15 @@ def test_a_closed_room_offers_no_way_back(
 ) -> None:
     """A place that ended while the room is closed: no "join again", the lobby instead."""
     _, bob, mine = waiting(make_visitor, make_room)
-    engine.configure("hall", {"status": "closed"})
+    engine.configure("hall", {"status": "closed", "opens_at": 1_900_000_000})
     text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
     assert "The room is closed to new visitors. You keep your place" in text  # not ended
     token = token_of(bob)
     assert token is not None
     engine.leave("hall", token, why="dropped")
     text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
-    assert "The room is closed to new visitors now" in text
+    assert "The room is closed to new visitors now; it opens again at" in text
+    assert '<time datetime="2030-03-17 17:46:40Z">2030-03-17 17:46:40 UTC</time>' in text
     assert "Join the line again" not in text and "Back to the lobby" in text
 
 
