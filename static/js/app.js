@@ -24,6 +24,7 @@
     updatedAgo: "Updated {n} s ago",
     updatedMinutes: "Updated {n} min ago",
     lost: "Connection lost, trying again… (updated {age})",
+    lostSaid: "Connection lost. This page keeps trying; your place is kept meanwhile.",
     justNow: "just now",
     secondsAgo: "{n} s ago",
     minutesAgo: "{n} min ago",
@@ -137,6 +138,8 @@
     // is away, as long as this page keeps asking.
     function stale() {
       var status = byId("line-status");
+      var announce = byId("announce");
+      if (!failing && announce) { announce.textContent = TEXT.lostSaid; }  // said once
       failing = true;
       tick();
       if (!status || status.dataset.state !== "waiting") { return; }
