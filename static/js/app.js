@@ -24,7 +24,7 @@
     updatedAgo: "Updated {n} s ago",
     updatedMinutes: "Updated {n} min ago",
     lost: "Connection lost, trying again… (updated {age})",
-    lostSaid: "Connection lost. This page keeps trying; your place is kept meanwhile.",
+    lostSaid: "Connection lost. This page keeps trying to check in for you.",
     justNow: "just now",
     secondsAgo: "{n} s ago",
     minutesAgo: "{n} min ago",
