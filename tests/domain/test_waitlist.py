@@ -462,7 +462,9 @@ def test_an_admin_releases_or_voids_a_held_boost(rooms, waitlists, reports, cloc
     assert (standing.score, tuple(standing.referrals)) == (150, (2, 0, 0))
     assert waitlists.held(ROOM) == []
     with pytest.raises(NotHeld):
-        waitlists.void(ROOM, x.id, who="boss")
+        waitlists.void(ROOM, z.id, who="boss")  # void already
+    with pytest.raises(NotHeld):
+        waitlists.release(ROOM, x.id, who="boss")  # credited already
     log = kinds_of(reports, "referral_hold", "referral_credit", "referral_void")
     assert [(kind, who) for kind, who, _, _ in log] == [
         ("referral_hold", "engine"),
@@ -474,6 +476,82 @@ def test_an_admin_releases_or_voids_a_held_boost(rooms, waitlists, reports, cloc
     ]
     assert log[3][3].endswith("+100, score 100 (released)")
     assert log[4][3].endswith("+50, score 150 (released)")
+
+
+def test_an_admin_voids_a_credited_boost_and_the_referrer_moves_at_once(
+    rooms, waitlists, reports, r, keys
+):
+    """Voiding a credited leg takes back exactly the points it gave (so the cap's cut
+    is not taken twice) and the referrer's place follows in the same script; a void
+    leg cannot be voided again."""
+    make_waitlist(rooms, ordering="priority", referral_cap=150)
+    a, b = sign_up(waitlists, 2)
+    code = waitlists.position(ROOM, b).referral_code
+    x, y = (
+        waitlists.join(ROOM, n, f"{n}@example.org", referral_code=code, address=f"10.9.{i}.1")
+        for i, n in enumerate(("x", "y"))
+    )
+    waitlists.confirm(ROOM, x.id)
+    waitlists.confirm(ROOM, y.id)  # +50: the cap's cut
+    assert waitlists.position(ROOM, b).score == 150
+    assert line(r, keys)[:2] == [b, a]
+    waitlists.void(ROOM, x.id, who="boss")
+    standing = waitlists.position(ROOM, b)
+    assert (standing.score, tuple(standing.referrals)) == (50, (1, 0, 0))
+    assert line(r, keys)[:2] == [b, a]  # 50 points still put b first
+    waitlists.void(ROOM, y.id, who="boss")
+    assert waitlists.position(ROOM, b).score == 0
+    assert line(r, keys)[:2] == [a, b]  # back in join order
+    with pytest.raises(NotHeld):
+        waitlists.void(ROOM, y.id, who="boss")
+    log = kinds_of(reports, "referral_void")
+    assert [(who, detail.split(": ")[1]) for _, who, _, detail in log] == [
+        ("boss", "-100, score 50 (admin)"),
+        ("boss", "-50, score 0 (admin)"),
+    ]
+
+
+def test_an_admin_finds_an_entry_by_email_or_code_and_sees_its_tree(rooms, waitlists):
+    """Search by any alias of the email (as normalised at join) or by the referral
+    code; the detail has the referrers up the chain and every leg below, with its
+    state and why."""
+    make_waitlist(rooms, ordering="priority", referral_velocity=1)
+    top = waitlists.join(ROOM, "Top", "Top.Person+news@gmail.com")
+    waitlists.confirm(ROOM, top.id)
+    mid = waitlists.join(
+        ROOM, "Mid", "mid@example.org", referral_code=top.referral_code, address="10.1.1.1"
+    )
+    waitlists.confirm(ROOM, mid.id)
+    legs = [
+        waitlists.join(
+            ROOM,
+            f"L{i}",
+            f"l{i}@example.org",
+            referral_code=mid.referral_code,
+            address=f"10.2.{i}.1",
+        )
+        for i in range(3)
+    ]
+    waitlists.confirm(ROOM, legs[0].id)  # credited
+    waitlists.confirm(ROOM, legs[1].id)  # held: past the velocity of 1 an hour
+    assert waitlists.find(ROOM, "topperson@googlemail.com") == top.id
+    assert waitlists.find(ROOM, mid.referral_code.lower()) == mid.id
+    assert waitlists.find(ROOM, "nobody@example.org") is None
+    assert waitlists.find(ROOM, "not an email@") is None
+    seen = waitlists.detail(ROOM, legs[0].id)
+    assert [(i, n) for i, n, _ in seen.referrers] == [(mid.id, "Mid"), (top.id, "Top")]
+    assert (seen.leg, seen.email) == ("credited", "l0@example.org")
+    tree = waitlists.detail(ROOM, top.id)
+    assert tree.shown == 4
+    (only,) = tree.referees
+    assert (only.entry, only.leg, only.points) == (mid.id, "credited", 100)
+    assert [(x.entry, x.leg, x.why, x.confirmed) for x in only.referees] == [
+        (legs[0].id, "credited", "", True),
+        (legs[1].id, "held", "velocity", True),
+        (legs[2].id, "pending", "", False),
+    ]
+    with pytest.raises(EntryNotFound):
+        waitlists.detail(ROOM, "no-such-entry")
 
 
 # -- the priority score's exactness ------------------------------------------------

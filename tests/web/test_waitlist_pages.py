@@ -284,3 +284,33 @@ def test_a_lapsed_entrys_page_says_so(app, visitor, waitlist, clock):
     page = text(visitor.get(location))
     assert "was not claimed in time" in page
     assert "Your email is confirmed" not in page
+
+
+def test_the_panel_finds_an_entry_and_voids_a_credited_boost_from_its_tree(
+    app, panel, waitlist, waitlists
+):
+    """Search by an alias of the email opens the entry's page: its referrer and its
+    referral tree with each leg's state; Void on a credited leg takes its points back
+    and comes back to the entry's page; an unknown email says so."""
+    ann = waitlists.join(ROOM, "Ann", "Ann.Lee@gmail.com", address="192.0.2.1")
+    waitlists.confirm(ROOM, ann.id)
+    bob = waitlists.join(ROOM, "Bob", "bob@example.org", ann.referral_code, "198.51.100.7")
+    waitlists.confirm(ROOM, bob.id)
+    cat = waitlists.join(ROOM, "Cat <b>", "cat@example.org", bob.referral_code, "203.0.113.5")
+    found = panel.client.get(
+        f"/admin/rooms/{ROOM}/entries", query_string={"q": "annlee@googlemail.com"}
+    )
+    assert found.status_code == 303 and found.location.endswith(f"/entries/{ann.id}")
+    page = panel.page(found.location)
+    assert "ann.lee@gmail.com" in page.lower() and "Nobody: this entry joined" in page
+    assert "Credited</span>" not in page and "Credited: +100" in page
+    assert "Cat &lt;b&gt;" in page and "Pending: not confirmed yet" in page  # two levels
+    said = panel.flashed(panel.post(f"/admin/rooms/{ROOM}/held/{bob.id}/void", entry=ann.id))
+    assert "Voided the referral" in said and "Void (an admin voided it)" in said
+    assert waitlists.position(ROOM, ann.id).score == 0
+    bobs = panel.page(f"/admin/rooms/{ROOM}/entries/{bob.id}")
+    assert "Referred by" in bobs and f"/entries/{ann.id}" in bobs and cat.id in bobs
+    missing = panel.client.get(f"/admin/rooms/{ROOM}/entries", query_string={"q": "x@example.org"})
+    assert "No entry has the email" in panel.flashed(missing)
+    gone = panel.client.get(f"/admin/rooms/{ROOM}/entries/not-an-entry")
+    assert "not on this waitlist" in panel.flashed(gone)

@@ -146,6 +146,41 @@ class HeldReferral(NamedTuple):
     since: float
 
 
+class Referee(NamedTuple):
+    """One leg of a referral tree (the admin panel): an entry someone referred, what its
+    leg gave its referrer, and its own referees (to a bounded depth)."""
+
+    entry: str  # entry id
+    name: str
+    code: str  # its referral code (its support code)
+    email: str
+    state: str  # waiting | admitted | lapsed
+    confirmed: bool
+    leg: str  # pending | credited | held | void
+    why: str  # held: network | device | address | velocity; void: loop | admin | gone
+    points: int  # what the leg gave the referrer (credited; 0 at the cap)
+    referees: tuple[Referee, ...]
+
+
+class EntryDetail(NamedTuple):
+    """One entry as an admin sees it: its standing, email, its referrers up the chain
+    (nearest first) and its referral tree below it."""
+
+    entry: Entry
+    name: str
+    email: str
+    leg: str  # its own referral leg ('' if nobody referred it)
+    why: str
+    referrers: tuple[tuple[str, str, str], ...]  # (entry id, name, referral code)
+    referees: tuple[Referee, ...]
+    shown: int  # referees listed (at most TREE_SHOWN, to TREE_DEPTH levels)
+
+
+TREE_DEPTH = 3  # levels of referees shown below an entry
+TREE_SHOWN = 300  # referees shown at most, breadth first
+CHAIN_SHOWN = 64  # referrers followed up (a loop cannot form: referrals happen at join)
+
+
 class WaitlistFigures(NamedTuple):
     """A waitlist at a glance (the admin panel)."""
 
@@ -321,8 +356,98 @@ class Waitlists:
         return self._entry(self._run("waitlist_review", room, referee, "release", who), room)
 
     def void(self, room: str, referee: str, who: str) -> Entry:
-        """Drops a held boost: the referrer gets nothing for it; audited as ``who``."""
+        """Drops a held boost (the referrer gets nothing for it) or takes back a credited
+        one (the referrer loses the points it gave, and moves at once); audited as
+        ``who``. NotHeld for a leg that is pending or void already."""
         return self._entry(self._run("waitlist_review", room, referee, "void", who), room)
+
+    # -- an entry, as an admin looks it up -----------------------------------------
+
+    def find(self, room: str, query: str) -> str | None:
+        """The entry id with this email (as normalised at join: aliases find it too) or
+        this referral code; None if there is none."""
+        _, waitlist = self._room_keys(room)
+        query = query.strip()
+        if "@" in query:
+            try:
+                key = normalise_email(query).key
+            except EmailRefused:
+                return None
+            found = self.client.hget(waitlist.emails, key)
+        else:
+            code = "".join(query.split()).upper()[:16].translate(CROCKFORD)
+            found = self.client.hget(waitlist.codes, code) if code else None
+        return _text(found) if found else None
+
+    def detail(self, room: str, entry: str) -> EntryDetail:
+        """The entry's standing, its referrers up the chain and its referral tree, read
+        without a script (nothing changes); EntryNotFound if it is not on the waitlist."""
+        standing = self.position(room, entry)
+        _, waitlist = self._room_keys(room)
+        record = _record(self.client.hget(waitlist.entries, entry))
+        chain: list[tuple[str, str, str]] = []
+        seen, up = {entry}, str(record.get("by") or "")
+        while up and up not in seen and len(chain) < CHAIN_SHOWN:
+            seen.add(up)
+            above = _record(self.client.hget(waitlist.entries, up))
+            chain.append((up, str(above.get("n", "")), str(above.get("rc", ""))))
+            up = str(above.get("by") or "")
+        referees, shown = self._referees(waitlist, entry)
+        return EntryDetail(
+            entry=standing,
+            name=str(record.get("n", "")),
+            email=str(record.get("em", "")),
+            leg=str(record.get("rs", "")),
+            why=str(record.get("rw", "")),
+            referrers=tuple(chain),
+            referees=referees,
+            shown=shown,
+        )
+
+    def _referees(self, waitlist: WaitlistKeys, root: str) -> tuple[tuple[Referee, ...], int]:
+        """The tree below ``root``, breadth first, TREE_DEPTH levels, TREE_SHOWN legs."""
+        children: dict[str, list[str]] = {}
+        records: dict[str, dict[str, Any]] = {}
+        level, shown = [root], 0
+        for _depth in range(TREE_DEPTH):
+            below: list[str] = []
+            for parent in level:
+                room_left = TREE_SHOWN - shown
+                if room_left <= 0:
+                    break
+                members = self.client.zrangebylex(
+                    waitlist.referees, f"[{parent}:", f"({parent};", start=0, num=room_left
+                )
+                ids = [_text(m).split(":", 1)[1] for m in members]
+                if ids:
+                    raws = self.client.hmget(waitlist.entries, ids)
+                    for child, raw in zip(ids, raws, strict=True):
+                        records[child] = _record(raw)
+                    ids.sort(key=lambda child: int(records[child].get("seq") or 0))
+                children[parent] = ids  # in join order
+                below.extend(ids)
+                shown += len(ids)
+            level = below
+
+        def legs(parent: str) -> tuple[Referee, ...]:
+            return tuple(
+                Referee(
+                    entry=child,
+                    name=str(x.get("n", "")),
+                    code=str(x.get("rc", "")),
+                    email=str(x.get("em", "")),
+                    state=str(x.get("st", "")),
+                    confirmed=bool(x.get("ok")),
+                    leg=str(x.get("rs", "")),
+                    why=str(x.get("rw", "")),
+                    points=int(x.get("rp") or 0),
+                    referees=legs(child),
+                )
+                for child in children.get(parent, [])
+                for x in (records[child],)
+            )
+
+        return legs(root), shown
 
     # -- the lottery -------------------------------------------------------------
 

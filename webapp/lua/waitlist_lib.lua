@@ -31,6 +31,8 @@
 --                        deadline); nth (confirm: the 2nd or 3rd, sent on signing up again)
 --   +12 unclaimed zset   admitted entry not yet claimed -> its claim deadline (the sweep
 --                        lapses those past it, oldest first)
+--   +13 referees  zset   every score 0: 'referrer id:referee id' (entry ids have no
+--                        ':'), so a referrer's referees are one ZRANGEBYLEX (the panel)
 --
 -- Order scores, one sorted-set score per entry, always an integer below 2^53 in size
 -- (exact in a double, so never rounded, never tied; tests/domain/test_waitlist.py):
@@ -49,6 +51,7 @@ local function use_waitlist_keys(first)
     W.emails, W.codes, W.admitted = KEYS[first + 4], KEYS[first + 5], KEYS[first + 6]
     W.held, W.addresses, W.meta = KEYS[first + 7], KEYS[first + 8], KEYS[first + 9]
     W.drawn, W.outbox, W.unclaimed = KEYS[first + 10], KEYS[first + 11], KEYS[first + 12]
+    W.referees = KEYS[first + 13]
 end
 
 local TWO32 = 4294967296
@@ -146,6 +149,7 @@ local function refer(id, e, code)
         return
     end
     e.by, e.rs = r_id, 'pending'
+    redis.call('ZADD', W.referees, 0, r_id .. ':' .. id)
     local rf = counts(r)
     rf.p = rf.p + 1
     put_entry(r_id, r)

@@ -72,6 +72,7 @@ class WaitlistKeys:
     drawn: str  # list: the entries of the lottery draw (its participants), to verify it
     outbox: str  # stream: one message per notice (kind, entry, email, name, lang, at)
     unclaimed: str  # zset: admitted entry not yet claimed -> its claim deadline
+    referees: str  # zset, every score 0: "referrer id:referee id" (a referrer's referees)
 
     def all(self) -> list[str]:
         """Every waitlist key, in the order the scripts take them (after the room's)."""
@@ -89,6 +90,7 @@ class WaitlistKeys:
             self.drawn,
             self.outbox,
             self.unclaimed,
+            self.referees,
         ]
 
 
@@ -149,6 +151,7 @@ class Keys:
             drawn=f"{base}:wl:drawn",
             outbox=f"{base}:outbox",
             unclaimed=f"{base}:wl:unclaimed",
+            referees=f"{base}:wl:referees",
         )
 
     def admit_request(self, room: str, request_id: str) -> str:

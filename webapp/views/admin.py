@@ -180,7 +180,8 @@ def room_page(
 
 
 def waitlist_context(room: str) -> dict[str, Any]:
-    """A waitlist's figures, its held referral boosts and its lottery's draw."""
+    """A waitlist's figures, its held referral boosts and its lottery's draw (the
+    waitlist's own actions are in ``admin_waitlist``)."""
     return {"figures": waitlists().figures(room), "held": waitlists().held(room),
             "draw": waitlists().draw_record(room), "why": HELD_WHY,
             "mail": waitlists().mail_figures(room)}  # fmt: skip
@@ -355,33 +356,6 @@ def notice(room: str) -> ResponseReturnValue:
         return room_page(room, 400, {"text": error}, request.form)
     stored = visits().notice(room, text, who())
     flash(f"Broadcast the notice: “{stored}”" if stored else "Cleared the notice.")
-    return back(room)
-
-
-# -- a waitlist ----------------------------------------------------------------
-
-
-@bp.post("/rooms/<room>/held/<referee>/release")
-@login_required
-def release_referral(room: str, referee: str) -> ResponseReturnValue:
-    waitlists().release(room, referee, who())
-    flash("Released the referral: its referrer is credited (up to the cap).")
-    return back(room)
-
-
-@bp.post("/rooms/<room>/held/<referee>/void")
-@login_required
-def void_referral(room: str, referee: str) -> ResponseReturnValue:
-    waitlists().void(room, referee, who())
-    flash("Voided the referral: its referrer gets nothing for it.")
-    return back(room)
-
-
-@bp.post("/rooms/<room>/draw")
-@login_required
-def draw(room: str) -> ResponseReturnValue:
-    record = waitlists().draw(room, who())
-    flash(f"Held the draw: {record.entries:,} entries ranked.")
     return back(room)
 
 

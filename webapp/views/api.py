@@ -52,6 +52,7 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "support_code": ticket.support_code,
         "notice": ticket.notice or None,
         "trend": standing.trend,
+        "basis": standing.basis,
     }
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
 
@@ -78,6 +79,7 @@ def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
         "support_code": entry.referral_code,
         "notice": ticket.notice or None,
         "trend": None,  # a waitlist has no pace to report
+        "basis": None,
         "confirmed": entry.confirmed,
         "referral_code": entry.referral_code,
         "score": entry.score,
