@@ -12,6 +12,7 @@ The strings of ``static/js/app.js`` travel as a JSON block in ``base.html``
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from babel.support import NullTranslations, Translations
 from flask import Flask, Response, request
 from flask_babel import (
     Babel,
@@ -28,8 +30,10 @@ from flask_babel import (
     get_translations,
     gettext,
     lazy_gettext,
-    ngettext,
 )
+from flask_babel import ngettext as babel_ngettext
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -42,6 +46,11 @@ COOKIE_MAX_AGE = 365 * 24 * 3600
 def _(message: str, **variables: Any) -> str:
     """gettext for the views, typed (``flask_babel`` has no type hints)."""
     return str(gettext(message, **variables))
+
+
+def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
+    """ngettext for the views, typed; ``%(num)s`` is the count."""
+    return str(babel_ngettext(singular, plural, num, **variables))
 
 
 def translations_dir() -> Path:
@@ -73,7 +82,29 @@ def compile_catalogues(directory: Path) -> list[Path]:
     return written
 
 
+@functools.cache
+def translations_for(lang: str) -> NullTranslations:
+    """The catalogue of ``lang`` outside a request (the mailer); English if we lack it."""
+    chosen = lang if lang in LANGUAGES else DEFAULT
+    return Translations.load(str(translations_dir()), [chosen])
+
+
+@functools.cache
+def mail_templates(folder: str, lang: str) -> Environment:
+    """Templates outside Flask (the mailer's), with ``_()`` and ``ngettext()`` in
+    ``lang``; a language we lack reads English."""
+    env = Environment(
+        loader=FileSystemLoader(folder),
+        autoescape=select_autoescape(["html"]),
+        extensions=["jinja2.ext.i18n"],
+    )
+    env.install_gettext_translations(translations_for(lang), newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
 def select_language() -> str:
+    if request.path.startswith("/admin"):  # the panel stays English, whatever is chosen
+        return DEFAULT
     chosen = request.cookies.get(COOKIE, "")
     if chosen in LANGUAGES:
         return chosen
@@ -102,6 +133,11 @@ def when(at: float) -> str:
     return str(format_datetime(datetime.fromtimestamp(at, UTC), "medium"))
 
 
+def named_room(room: str) -> Markup:
+    """A room's name as it is set inside a translated sentence (``%(room)s``)."""
+    return Markup('<span class="room-name">{}</span>').format(room)
+
+
 def init_app(app: Flask) -> None:
     directory = translations_dir()
     compile_catalogues(directory)
@@ -109,6 +145,7 @@ def init_app(app: Flask) -> None:
     app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT)
     Babel(app, locale_selector=select_language)
     app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["named_room"] = named_room
 
     @app.context_processor
     def language_context() -> dict[str, Any]:
@@ -125,13 +162,14 @@ def init_app(app: Flask) -> None:
         return response
 
 
-# The scripts' words (static/js/app.js reads them through t("key")).
+# The scripts' words (static/js/app.js reads them through t("key") and tn("key", n)).
 JS_STRINGS = {
     "connection_lost": lazy_gettext("Connection lost, trying again…"),
     "title_in_line": lazy_gettext("Number %(position)s in line · %(room)s"),
     "title_your_turn": lazy_gettext("It is your turn! · %(room)s"),
     "your_turn": lazy_gettext("It is your turn"),
     "your_turn_body": lazy_gettext("You are in %(room)s now."),
+    "something_wrong": lazy_gettext("something went wrong"),
     "you": lazy_gettext("you"),
     "you_marker": lazy_gettext(" (you)"),
     "new_divider": lazy_gettext("New"),
@@ -140,8 +178,13 @@ JS_STRINGS = {
     "too_many_connections": lazy_gettext("too many open connections"),
     "chat_closed": lazy_gettext("The chat is closed: you are no longer in this room."),
     "empty_message": lazy_gettext("An empty message cannot be sent."),
+    "message_too_long": lazy_gettext(
+        "A message can be at most %(max)s characters; this one has %(count)s."
+    ),
+    "over_by": lazy_gettext("(%(count)s too many)"),
     "too_fast": lazy_gettext(
-        "You are sending too fast: at most %(count)s messages every %(seconds)s seconds."
+        "You are sending too fast: at most %(count)s messages every %(seconds)s seconds;"
+        " try again in %(wait)s s."
     ),
     "not_connected_kept": lazy_gettext(
         "Not connected right now; your message is still in the box. "
@@ -152,21 +195,30 @@ JS_STRINGS = {
     "join_again": lazy_gettext("Join again"),
     "back_to_lobby": lazy_gettext("Back to the lobby"),
     "not_connected": lazy_gettext("Not connected"),
-    "could_not_connect": lazy_gettext("This page could not connect: %(reason)s"),
+    "could_not_connect": lazy_gettext(
+        "This page could not connect: %(reason)s. Reload the page to try again."
+    ),
     "live": lazy_gettext("Live"),
     "reconnecting": lazy_gettext("Reconnecting…"),
     "reconnecting_away": lazy_gettext("Reconnecting (briefly unavailable)…"),
     "copied": lazy_gettext("Copied to the clipboard."),
     "copy_by_hand": lazy_gettext("Select the link and copy it."),
 }
-# Marked for extraction with ngettext; read back through the catalogue above.
+# Marked for extraction with ngettext below; read back through the catalogue above.
 JS_PLURALS = {
     "new_messages": ("%(num)s new message", "%(num)s new messages"),
-    "characters": ("%(num)s character", "%(num)s characters"),
+    "missed": (
+        "%(num)s earlier message is no longer available.",
+        "%(num)s earlier messages are no longer available.",
+    ),
 }
 if TYPE_CHECKING:  # never run: only shows pybabel the plural pairs above
     ngettext("%(num)s new message", "%(num)s new messages", 1)
-    ngettext("%(num)s character", "%(num)s characters", 1)
+    ngettext(
+        "%(num)s earlier message is no longer available.",
+        "%(num)s earlier messages are no longer available.",
+        1,
+    )
 
 
 def gone_reason(why: str) -> str:

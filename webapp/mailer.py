@@ -39,10 +39,19 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from babel.dates import format_timedelta
+from jinja2 import Environment
 
 from webapp.domain.claims import DEFAULT_CLAIM_SECONDS, claim_url, sign_claim
 from webapp.domain.rooms import WaitingRooms
+from webapp.i18n import (
+    DEFAULT,
+    LANGUAGES,
+    compile_catalogues,
+    mail_templates,
+    translations_dir,
+    translations_for,
+)
 from webapp.redis.connection import connect
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
@@ -50,7 +59,15 @@ from webapp.redis.scripts import Scripts
 log = logging.getLogger("webapp.mailer")
 GROUP = "mailer"
 HERE = Path(__file__).resolve().parent
-SUBJECTS = {"admitted": "You're in: {room}"}
+# The subject of each kind of email, translated in the entry's language (N_ only marks it)
+SUBJECTS = {"admitted": "You're in: %(room)s"}
+
+
+def N_(message: str) -> str:
+    return message
+
+
+N_("You're in: %(room)s")
 
 
 @dataclass(frozen=True)
@@ -106,10 +123,10 @@ def message_id(key: str, mail_from: str) -> str:
     return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@{domain}>"
 
 
-def _templates() -> Environment:
+def _templates(lang: str) -> Environment:
+    """The email templates, speaking ``lang`` (the entry's language; English if unknown)."""
     folder = HERE / "templates"
-    path = folder if folder.is_dir() else HERE.parent / "templates"
-    return Environment(loader=FileSystemLoader(str(path)), autoescape=select_autoescape(["html"]))
+    return mail_templates(str(folder if folder.is_dir() else HERE.parent / "templates"), lang)
 
 
 class Mailer:
@@ -130,7 +147,6 @@ class Mailer:
         self.settings = settings
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}"
         self.clock = clock
-        self.templates = _templates()
         self._groups: set[str] = set()
 
     def run(self, stop: threading.Event) -> None:
@@ -229,21 +245,28 @@ class Mailer:
         room_settings = self.rooms.settings(room)
         seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
         token = sign_claim(s.secret, room, fields["entry"], admitted, seconds, kind)
+        lang = fields.get("lang", "")
         context = {
             "room": room,
             "name": fields.get("name", ""),
             "link": claim_url(s.public_url, token),
-            "hours": round(seconds / 3600),
+            # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
+            "window": format_timedelta(
+                round(seconds), locale=lang if lang in LANGUAGES else DEFAULT
+            ),
+            "lang": lang if lang in LANGUAGES else DEFAULT,
         }
+        templates = _templates(lang)
+        subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
         message = EmailMessage()
-        message["Subject"] = SUBJECTS.get(kind, "{room}").format(room=room)
+        message["Subject"] = subject % {"room": room}
         message["From"] = s.mail_from
         message["To"] = fields["email"]
         message["Date"] = formatdate(localtime=False)
         message["Message-ID"] = mid
         message["X-Idempotency-Key"] = key
-        message.set_content(self.templates.get_template(f"email/{kind}.txt").render(context))
-        html = self.templates.get_template(f"email/{kind}.html").render(context)
+        message.set_content(templates.get_template(f"email/{kind}.txt").render(context))
+        html = templates.get_template(f"email/{kind}.html").render(context)
         message.add_alternative(html, subtype="html")
         return message
 
@@ -272,6 +295,7 @@ def main() -> None:
         env.get("REDIS_URL") or f"unix://{Path(env.get('WEBAPP_DATA_DIR', 'var'))}/redis/redis.sock"
     )
     client = connect(url)
+    compile_catalogues(translations_dir())  # a checkout's .mo, if the app has not yet
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -17,6 +17,24 @@
 
   function byId(id) { return document.getElementById(id); }
 
+  // The words this script writes, in the page's language: a JSON block of base.html
+  // (webapp/i18n.py, js_strings). t("key", {name: value}) fills each %(name)s;
+  // tn("key", n) picks the singular or the plural (en, de and es count alike).
+  var STRINGS = {};
+  try { STRINGS = JSON.parse(byId("js-strings").textContent); } catch (e) { /* English keys */ }
+  function t(key, values) {
+    var text = STRINGS[key] === undefined ? key : STRINGS[key];
+    return text.replace(/%\((\w+)\)s/g, function (whole, name) {
+      return values && values[name] !== undefined ? String(values[name]) : whole;
+    });
+  }
+  function tn(key, n, values) {
+    var filled = { num: number(n) };
+    Object.keys(values || {}).forEach(function (name) { filled[name] = values[name]; });
+    return t(key + (n === 1 ? "_one" : "_other"), filled);
+  }
+  function number(n) { return n.toLocaleString(document.documentElement.lang || undefined); }
+
   function waitingPage() {
     var offer = document.querySelector(".notify-offer");
     if (offer && "Notification" in window && Notification.permission === "default") {
@@ -34,7 +52,7 @@
       var live = document.querySelector("#line-status .live");
       if (live) {
         live.dataset.state = "reconnecting";
-        live.lastChild.textContent = "Connection lost, trying again…";
+        live.lastChild.textContent = t("connection_lost");
       }
       if (!status) { return; }
       misses += 1;
@@ -48,7 +66,7 @@
       misses = 0;
       var status = byId("line-status");
       if (status && status.dataset.position) {
-        document.title = "Number " + status.dataset.position + " in line · " + room;
+        document.title = t("title_in_line", { position: status.dataset.position, room: room });
       }
     });
   }
@@ -56,9 +74,9 @@
   function welcome() {
     if (!body.dataset.welcome || !document.hidden) { return; }
     var title = document.title;
-    document.title = "It is your turn! · " + room;
+    document.title = t("title_your_turn", { room: room });
     if ("Notification" in window && Notification.permission === "granted") {
-      try { new Notification("It is your turn", { body: "You are in " + room + " now." }); }
+      try { new Notification(t("your_turn"), { body: t("your_turn_body", { room: room }) }); }
       catch (e) { /* some browsers only notify from a service worker */ }
     }
     document.addEventListener("visibilitychange", function restore() {
@@ -80,11 +98,9 @@
   var TITLE_COUNT = /^\(\d+\) /;
 
   function chars(text) { return Array.from(text).length; }
-  function number(n) { return n.toLocaleString("en-US"); }
-  function plural(n, one, many) { return number(n) + " " + (n === 1 ? one : many); }
   function twoDigits(n) { return (n < 10 ? "0" : "") + n; }
   function sentence(text) {  // the server's reasons start in lower case, mid-sentence style
-    text = String(text || "something went wrong");
+    text = String(text || t("something_wrong"));
     return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
   }
 
@@ -127,7 +143,7 @@
         unseen = 0;
       }
       jump.hidden = unseen === 0;
-      jump.textContent = plural(unseen, "new message", "new messages");
+      jump.textContent = tn("new_messages", unseen);
     }
 
     function item(className, text) {
@@ -158,13 +174,13 @@
       if (m.mine) {
         var you = document.createElement("span");
         you.className = "you-tag";
-        you.textContent = "you";
+        you.textContent = t("you");
         meta.append(" ", you);
       }
       var when = new Date(m.ts * 1000);
       var time = document.createElement("time");
       time.dateTime = when.toISOString();
-      time.title = when.toLocaleString();
+      time.title = when.toLocaleString(document.documentElement.lang || undefined);
       time.textContent = twoDigits(when.getHours()) + ":" + twoDigits(when.getMinutes());
       meta.append(" ", time);
       var text = document.createElement("p");
@@ -183,7 +199,7 @@
       if (unread) {
         if (reading) {  // a new stretch of unread messages starts here
           if (divider) { divider.remove(); }
-          divider = item("unread", "New");
+          divider = item("unread", t("new_divider"));
           list.append(divider);
           reading = false;
         }
@@ -208,7 +224,7 @@
 
     roomSocket.on("chat.history", function (frame) {
       if (lastId) {  // our ?after= was past the chat's end: the chat began again
-        notice("The chat started over.");
+        notice(t("chat_restarted"));
         lastId = 0;
       }
       log.setAttribute("aria-busy", "true");
@@ -218,8 +234,7 @@
     });
     roomSocket.on("message", function (m) { add(m, false); });
     roomSocket.on("chat.missed", function (frame) {
-      notice(plural(frame.count, "earlier message is", "earlier messages are") +
-        " no longer available.");
+      notice(tn("missed", frame.count));
     });
     roomSocket.on("error", function (frame) {
       if (frame["for"] !== "send") { return; }
@@ -240,8 +255,8 @@
       box.disabled = true;
       button.disabled = true;
       showError(frame.code === CLOSE_TOO_MANY
-        ? sentence("The chat is not connected: " + (frame.reason || "too many open connections"))
-        : "The chat is closed: you are no longer in this room.");
+        ? sentence(t("chat_not_connected", { reason: frame.reason || t("too_many_connections") }))
+        : t("chat_closed"));
     });
 
     function showError(text, retryAfter) {
@@ -262,11 +277,10 @@
 
     function problem(text) {
       var clean = text.replace(/\r\n/g, "\n").trim();
-      if (!clean) { return "An empty message cannot be sent."; }
+      if (!clean) { return t("empty_message"); }
       var n = chars(clean);
       if (n > MAX_TEXT) {
-        return "A message can be at most " + number(MAX_TEXT) + " characters; this one has " +
-          number(n) + ".";
+        return t("message_too_long", { max: number(MAX_TEXT), count: number(n) });
       }
       return "";
     }
@@ -276,7 +290,7 @@
       count.hidden = n < COUNT_FROM;
       count.classList.toggle("over", n > MAX_TEXT);
       count.textContent = number(n) + " / " + number(MAX_TEXT) +
-        (n > MAX_TEXT ? " (" + number(n - MAX_TEXT) + " too many)" : "");
+        (n > MAX_TEXT ? " " + t("over_by", { count: number(n - MAX_TEXT) }) : "");
     }
 
     function submit() {
@@ -290,14 +304,13 @@
       sends = sends.filter(function (t) { return now - t < RATE_WINDOW; });
       if (sends.length >= RATE_LIMIT) {
         var wait = Math.ceil((sends[0] + RATE_WINDOW - now) / 1000);
-        showError("You are sending too fast: at most " + RATE_LIMIT + " messages every " +
-          RATE_WINDOW / 1000 + " seconds; try again in " + wait + " s.", wait);
+        showError(t("too_fast", { count: RATE_LIMIT, seconds: RATE_WINDOW / 1000, wait: wait }),
+          wait);
         return;
       }
       var ref = nextRef++;
       if (!roomSocket.send({ type: "send", text: text, ref: ref })) {
-        showError("Not connected right now; your message is still in the box. " +
-          "Send it again once the page says Live.");
+        showError(t("not_connected_kept"));
         error.dataset.kind = "offline";
         return;
       }
@@ -376,7 +389,7 @@
           li.className = "you";
           var me = document.createElement("span");
           me.className = "muted";
-          me.textContent = " (you)";
+          me.textContent = t("you_marker");
           li.appendChild(me);
         }
         return li;
@@ -399,14 +412,14 @@
     }
 
     function ended(frame) {
-      var box = stop("Disconnected", "Your seat has ended: " + frame.message + ".");
+      var box = stop(t("disconnected"), t("seat_ended", { reason: frame.message }));
       var again = document.createElement("a");
       again.className = "button primary";
       again.href = frame.rejoin;
-      again.textContent = "Join again";
+      again.textContent = t("join_again");
       var lobby = document.createElement("a");
       lobby.href = frame.lobby;
-      lobby.textContent = "Back to the lobby";
+      lobby.textContent = t("back_to_lobby");
       box.append(again, " ", lobby);
       if (socket) { socket.close(); }
     }
@@ -422,8 +435,8 @@
     // Over the visitor's cap of open sockets (all tabs, all servers): reconnecting
     // would only be refused again, so say why and stop.
     function refused(reason) {
-      stop("Not connected", "This page could not connect: " +
-        (reason || "too many open connections") + ". Reload the page to try again.");
+      stop(t("not_connected"),
+        t("could_not_connect", { reason: reason || t("too_many_connections") }));
     }
 
     function connect() {
@@ -432,7 +445,7 @@
       socket = new WebSocket(scheme + location.host + body.dataset.ws + (query ? "?" + query : ""));
       socket.addEventListener("open", function () {
         failures = 0;
-        setState("live", "Live");
+        setState("live", t("live"));
         emit({ type: "socket.open" });
       });
       socket.addEventListener("message", function (event) {
@@ -449,7 +462,7 @@
         var away = event.code === CLOSE_TRY_AGAIN;
         if (!away) { failures += 1; }
         if (failures > 6) { location.reload(); return; }
-        setState("reconnecting", away ? "Reconnecting (briefly unavailable)…" : "Reconnecting…");
+        setState("reconnecting", away ? t("reconnecting_away") : t("reconnecting"));
         var delay = away ? 4000 : Math.min(15000, 500 * Math.pow(2, failures - 1));
         setTimeout(connect, delay * (0.5 + Math.random() / 2));
       });
@@ -484,10 +497,10 @@
     button.hidden = false;
     button.addEventListener("click", function () {
       navigator.clipboard.writeText(field.value).then(function () {
-        if (status) { status.textContent = "Copied to the clipboard."; }
+        if (status) { status.textContent = t("copied"); }
       }, function () {
         field.select();
-        if (status) { status.textContent = "Select the link and copy it."; }
+        if (status) { status.textContent = t("copy_by_hand"); }
       });
     });
   });

@@ -40,6 +40,7 @@ DRAWN = TWO32  # a drawn entry's score: DRAWN + its rank (52 bits)
 MAX_POINTS = 1_000_000  # referral_cap's upper bound: below 2**21, so scores stay exact
 RANK_CHUNK = 2000  # participants ranked per script call during a draw
 MAX_DEVICE = 200  # characters of a device id that count
+MAX_LANG = 8  # characters of a language code ("en", "de", "es")
 CROCKFORD = str.maketrans("ILO", "110")  # referral codes are read aloud and retyped
 
 # Mail providers that ignore parts of the local part: (canonical domain, dots ignored,
@@ -217,11 +218,13 @@ class Waitlists:
         referral_code: str = "",
         address: str = "",
         device: str = "",
+        lang: str = "",
     ) -> Entry:
         """Signs up to the waitlist, unconfirmed, at the back (in its ordering). The same
         mailbox again gets the same entry back (EmailRefused for a bad or disposable
         address). ``address``: the joiner's IP address, ``device``: a device id; both
-        are kept only hashed, to hold suspicious referral boosts for review."""
+        are kept only hashed, to hold suspicious referral boosts for review. ``lang``: the
+        language of the entry's emails (the joiner's, as the page showed it)."""
         display = clean_display_name(name)
         mail = normalise_email(email)
         code = "".join(str(referral_code or "").split()).upper()[:16].translate(CROCKFORD)
@@ -239,6 +242,7 @@ class Waitlists:
                 ip,
                 network,
                 device_hash,
+                lang[:MAX_LANG],
             )
             if _text(reply[0]) != "taken":  # a fresh id clashed (never, in practice)
                 break

@@ -5,7 +5,8 @@
 -- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 a fresh entry id, 3 display name, 4 email (as
 --       mailed), 5 email key (one per mailbox), 6 referral code ('' = none), 7 hashed
---       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none)
+--       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none),
+--       10 the language of its emails ('' = the mailer's default)
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |
 --   full | taken
 use_waitlist_keys(16)
@@ -50,6 +51,9 @@ end
 
 local e = {n = ARGV[3], em = ARGV[4], ek = ARGV[5], rc = rc, ok = false, p = 0,
     seq = redis.call('INCR', W.seq), j = now, st = 'waiting', rf = {c = 0, h = 0, p = 0}}
+if ARGV[10] and ARGV[10] ~= '' then
+    e.lg = ARGV[10]
+end
 if ARGV[7] ~= '' then
     e.ip, e.ac = ARGV[7], redis.call('HINCRBY', W.addresses, ARGV[7], 1)
 end

@@ -24,7 +24,7 @@
 --   +9  meta      hash   the draw: commitment, seed, state (committed|ranking|drawn),
 --                        committed_at, started_at, finished_at, count; period (schedule)
 --   +10 drawn     list   the draw's entries (its participants), for anyone to verify it
---   +11 outbox    stream one message per admission: kind, entry, email, name, at
+--   +11 outbox    stream one message per admission: kind, entry, email, name, at, lang
 --
 -- Order scores, one sorted-set score per entry, always an integer below 2^53 in size
 -- (exact in a double, so never rounded, never tied; tests/domain/test_waitlist.py):
@@ -239,7 +239,7 @@ local function admit_entry(id, e, now, how)
     e.st, e.a = 'admitted', now
     put_entry(id, e)
     redis.call('XADD', W.outbox, '*', 'kind', 'admitted', 'entry', id, 'email', e.em,
-        'name', e.n or '', 'at', tostring(now))
+        'name', e.n or '', 'at', tostring(now), 'lang', e.lg or '')
     count('admitted', now)
     audit(now, 'admit', named(e), how)
 end

@@ -37,8 +37,10 @@ from webapp.domain.rooms import (
     clean_display_name,
     public_id,
 )
+from webapp.i18n import _, gone_reason, ngettext
 from webapp.realtime import room_state
 from webapp.views import lobby, rooms, visits
+from webapp.views.errors import explain
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -98,9 +100,9 @@ def set_name() -> ResponseReturnValue:
     try:
         name = clean_display_name(request.form.get("name", ""))
     except InvalidInput as error:
-        name, problem = "", str(error)
+        name, problem = "", explain(error)
     else:
-        problem = "" if name else "Please type a name that others will see."
+        problem = "" if name else _("Please type a name that others will see.")
     if problem:
         flash(problem, "error")
         return redirect(url_for(".home", next=wanted or None)), 303
@@ -150,7 +152,7 @@ def line(room: str) -> ResponseReturnValue:
         remember(room, None)
         page = "_line_status.html" if is_htmx() else "waiting.html"
         status = 200 if is_htmx() else 404 if isinstance(error, RoomNotFound) else 410
-        return render_template(page, room=room, ended=str(error)), status
+        return render_template(page, room=room, ended=ended_words(error)), status
     if standing.ticket.seated:
         session["welcome"] = room
         return to_gate(room)
@@ -165,7 +167,7 @@ def leave(room: str) -> ResponseReturnValue:
     if token is not None:
         with contextlib.suppress(TicketNotFound, RoomNotFound):
             visits().end(room, token)
-    flash(f"You left {room}. Your place has been given up.", "info")
+    flash(_("You left %(room)s. Your place has been given up.", room=room), "info")
     return redirect(url_for(".home")), 303
 
 
@@ -208,25 +210,42 @@ def trend_words(trend: str | None) -> str | None:
     """Why the estimate moved, when the line's pace did: a growing figure reads as news,
     not as a broken clock."""
     if trend == "slower":
-        return "The line has slowed down, so the wait is longer than we said before."
+        return _("The line has slowed down, so the wait is longer than we said before.")
     if trend == "faster":
-        return "The line has sped up."
+        return _("The line has sped up.")
     return None
 
 
 def wait_words(guess: Estimate | None, room_status: str) -> str:
     """The estimated wait as a range in plain words: "about 3 to 5 minutes"."""
     if room_status == "paused":
-        return "The room is paused, so nobody is let in right now. Keep this page open."
+        return _("The room is paused, so nobody is let in right now. Keep this page open.")
     if guess is None:
-        return "We are still measuring how fast this line moves."
+        return _("We are still measuring how fast this line moves.")
     low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
     if high < 60:
-        return "less than a minute"
+        return _("less than a minute")
     if high < 120:
-        return "about a minute or two"
+        return _("about a minute or two")
     if high < 3600:
         low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
-        return f"about {low_m} to {high_m} minutes" if high_m > low_m else f"about {low_m} minutes"
+        if high_m > low_m:
+            return ngettext(
+                "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
+                low=low_m,
+            )  # fmt: skip
+        return ngettext("about %(num)s minute", "about %(num)s minutes", low_m)
     low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
-    return f"about {low_h} to {high_h} hours" if high_h > low_h else f"about {low_h} hours"
+    if high_h > low_h:
+        return ngettext(
+            "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
+        )
+    return ngettext("about %(num)s hour", "about %(num)s hours", low_h)
+
+
+def ended_words(error: RoomError) -> str:
+    """Why a place ended, as a sentence in the visitor's language."""
+    if isinstance(error, TicketGone):
+        reason = gone_reason(error.why)
+        return reason[:1].upper() + reason[1:] + "."
+    return explain(error)

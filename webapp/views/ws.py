@@ -43,8 +43,8 @@ from webapp.domain.chat import (
     RateLimited,
     room_chat_id,
 )
-from webapp.domain.rooms import RoomError, public_id
-from webapp.i18n import _
+from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, public_id
+from webapp.i18n import _, gone_reason
 from webapp.realtime import room_state
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
@@ -334,9 +334,17 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
 
 
 def gone_frame(room: str, error: RoomError) -> dict[str, Any]:
+    """``message``: why the seat ended, in the visitor's words, mid-sentence (the page
+    writes "Your seat has ended: <message>.")."""
+    if isinstance(error, TicketGone):
+        why = gone_reason(error.why)
+    elif isinstance(error, RoomNotFound):
+        why = _("the room was closed for good")
+    else:
+        why = _("this seat is no longer valid")
     return {
         "type": "gone",
-        "message": str(error),
+        "message": why,
         "rejoin": url_for("pages.gate", room=room),
         "lobby": url_for("pages.home"),
     }
