@@ -113,3 +113,11 @@ def test_csrf_refusal_in_spanish(visitor: Any) -> None:
     reply = visitor.client.post("/name", data={"name": "Ana"}, headers={"Accept-Language": "es"})
     assert reply.status_code == 400
     assert "Este formulario ha caducado" in reply.get_data(as_text=True)
+
+
+def test_admin_panel_stays_english(visitor: Any) -> None:
+    """The panel's pages are English whatever the browser asks, and offer no picker."""
+    page = visitor.client.get("/admin/login", headers={"Accept-Language": "de"})
+    text = page.get_data(as_text=True)
+    assert lang_of(text) == "en"
+    assert 'id="language-choice"' not in text
