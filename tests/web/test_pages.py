@@ -213,7 +213,7 @@ def test_ended_ticket_gets_a_friendly_answer(
     partial = bob.get("/rooms/hall/line", htmx=True)
     text = partial.get_data(as_text=True)
     assert partial.status_code == 200 and "Your place has ended" in text
-    assert "hx-get" not in text and "an admin removed you" in text
+    assert "hx-get" not in text and "An admin removed you." in text
     bob.get("/rooms/hall")  # joins again: a new place at the back
     with bob.client.session_transaction() as session:
         token = session["tickets"]["hall"]

@@ -1,0 +1,85 @@
+"""Emails in the entry's language: the page's language at sign-up travels with the entry
+to the outbox, and the mailer writes subject, text and HTML in it."""
+
+from __future__ import annotations
+
+import email
+import threading
+from email.message import Message
+
+import pytest
+from aiosmtpd.controller import Controller
+from gunicorn_app import free_port
+
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.waitlist import Waitlists
+from webapp.mailer import Mailer, MailSettings
+
+ROOM = "list"
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server, session, envelope):
+        with self.lock:
+            self.messages.append(email.message_from_bytes(envelope.content))
+        return "250 OK"
+
+
+@pytest.fixture
+def inbox():
+    handler = Inbox()
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield handler, controller.port
+    finally:
+        controller.stop()
+
+
+def send(r, keys, clock, port, langs: list[str]) -> None:
+    """One entry per language joins, confirms and is admitted; the mailer sends."""
+    rooms = WaitingRooms(r, keys, clock=clock)
+    rooms.configure(ROOM, {"kind": "waitlist", "claim_seconds": 7200})
+    waitlists = Waitlists(rooms, secret=b"s")
+    for i, lang in enumerate(langs):
+        entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org", lang=lang)
+        waitlists.confirm(ROOM, entry.id)
+    rooms.admit(ROOM, len(langs))
+    settings = MailSettings(secret="x", public_url="https://w.example", smtp_port=port)
+    mailer = Mailer(r, keys, settings, worker="w1", clock=clock)
+    while mailer.run_once():
+        pass
+
+
+def parts(message: Message) -> tuple[str, str]:
+    text, html = message.get_payload()
+    return text.get_payload(decode=True).decode(), html.get_payload(decode=True).decode()
+
+
+def test_each_entry_is_written_to_in_its_language(r, keys, clock, inbox):
+    """German, Spanish and unknown-language entries get German, Spanish, English mail."""
+    handler, port = inbox
+    send(r, keys, clock, port, ["de", "es", ""])
+    by_address = {m["To"]: m for m in handler.messages}
+    assert len(by_address) == 3
+
+    german = by_address["p0@example.org"]
+    assert german["Subject"] == f"Sie sind dran: {ROOM}"
+    text, html = parts(german)
+    assert "Hallo P0," in text and "innerhalb von 2 Stunden" in text
+    assert '<html lang="de">' in html and "Meinen Platz einlösen" in html
+
+    spanish = by_address["p1@example.org"]
+    assert spanish["Subject"] == f"Es tu turno: {ROOM}"
+    text, html = parts(spanish)
+    assert "Hola, P1:" in text and "en un plazo de 2 horas" in text
+    assert '<html lang="es">' in html
+
+    english = by_address["p2@example.org"]
+    assert english["Subject"] == f"You're in: {ROOM}"
+    text, _ = parts(english)
+    assert "Hello P2," in text and "within 2 hours" in text
