@@ -25,6 +25,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from flask_babel import format_timedelta
 
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
@@ -234,13 +235,18 @@ def wait_words(guess: Estimate | None, room_status: str) -> str:
                 "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
                 low=low_m,
             )  # fmt: skip
-        return ngettext("about %(num)s minute", "about %(num)s minutes", low_m)
+        return _("about %(duration)s", duration=duration(low_m * 60))
     low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
     if high_h > low_h:
         return ngettext(
             "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
         )
-    return ngettext("about %(num)s hour", "about %(num)s hours", low_h)
+    return _("about %(duration)s", duration=duration(low_h * 3600))
+
+
+def duration(seconds: int) -> str:
+    """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
+    return str(format_timedelta(seconds, threshold=1))
 
 
 def ended_words(error: RoomError) -> str:
