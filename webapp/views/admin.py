@@ -501,6 +501,10 @@ def bounds(setting: Setting) -> str:
     if setting.choices:
         allowed = " or ".join(CHOICES.get(c, c) for c in setting.choices)
         return f"{setting.label}: choose {allowed}."
+    if setting.url:
+        return f"{setting.label} must be an http:// or https:// address (or empty)."
+    if setting.text:
+        return f"{setting.label}: plain text of at most {setting.text} characters."
     empty = " (or leave it empty for no limit)" if setting.nullable else ""
     unit = f" {setting.unit}" if setting.unit else ""
     return (
