@@ -42,7 +42,15 @@ import redis
 from babel.dates import format_timedelta
 from jinja2 import Environment
 
-from webapp.domain.claims import DEFAULT_CLAIM_SECONDS, claim_url, sign_claim
+from webapp.domain.claims import (
+    DEFAULT_CLAIM_SECONDS,
+    claim_url,
+    confirm_url,
+    entry_url,
+    sign_claim,
+    sign_confirm,
+    sign_entry,
+)
 from webapp.domain.rooms import WaitingRooms
 from webapp.i18n import (
     DEFAULT,
@@ -59,15 +67,21 @@ from webapp.redis.scripts import Scripts
 log = logging.getLogger("webapp.mailer")
 GROUP = "mailer"
 HERE = Path(__file__).resolve().parent
-# The subject of each kind of email, translated in the entry's language (N_ only marks it)
-SUBJECTS = {"admitted": "You're in: %(room)s"}
 
 
 def N_(message: str) -> str:
+    """Marks a message for the catalogues (pybabel); it is translated when sent."""
     return message
 
 
-N_("You're in: %(room)s")
+# Every kind of notice a room's outbox carries, with its subject; each has a text and an
+# HTML template, templates/email/<kind>.txt and .html. All in the entry's language.
+SUBJECTS = {
+    "confirm": N_("Confirm your email for %(room)s"),
+    "admitted": N_("You're in: %(room)s"),
+    "lapsed": N_("Your place in %(room)s has lapsed"),
+    "near": N_("You are nearly in: %(room)s"),
+}
 
 
 @dataclass(frozen=True)
@@ -194,8 +208,11 @@ class Mailer:
 
     def _deliver(self, room: str, outbox: str, stream_id: str, fields: dict[str, str]) -> int:
         entry, kind = fields["entry"], fields.get("kind", "admitted")
-        key = idempotency_key(room, entry, kind)
-        field = f"{entry}:{kind}"
+        # A notice sent again on purpose (the 2nd confirmation) is a notice of its own
+        nth = fields.get("nth", "1")
+        notice = kind if nth == "1" else f"{kind}-{nth}"
+        key = idempotency_key(room, entry, notice)
+        field = f"{entry}:{notice}"
         deliveries = self.keys.deliveries(room)
         mid = message_id(key, self.settings.mail_from)
         now = self.clock()
@@ -239,32 +256,38 @@ class Mailer:
         self, room: str, fields: dict[str, str], key: str, mid: str, now: float
     ) -> EmailMessage:
         s = self.settings
-        kind = fields.get("kind", "admitted")
-        # The window runs from the admission, whichever try sends it
-        admitted = float(fields.get("at") or now)
-        room_settings = self.rooms.settings(room)
-        seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
-        token = sign_claim(s.secret, room, fields["entry"], admitted, seconds, kind)
-        lang = fields.get("lang", "")
-        context = {
+        kind, entry = fields.get("kind", "admitted"), fields["entry"]
+        lang = fields.get("lang", "") if fields.get("lang") in LANGUAGES else DEFAULT
+        context: dict[str, object] = {
             "room": room,
             "name": fields.get("name", ""),
-            "link": claim_url(s.public_url, token),
-            # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
-            "window": format_timedelta(
-                round(seconds), locale=lang if lang in LANGUAGES else DEFAULT
-            ),
-            "lang": lang if lang in LANGUAGES else DEFAULT,
+            "lang": lang,
+            "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
         }
-        templates = _templates(lang)
-        subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
+        if kind == "admitted":
+            # The window runs from the admission to the deadline the script set (the
+            # sweep lapses the entry then), whichever try sends it
+            admitted = float(fields.get("at") or now)
+            until = float(fields.get("until") or 0)
+            if not until:  # a message from before deadlines were kept
+                room_settings = self.rooms.settings(room)
+                seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
+                until = admitted + seconds
+            token = sign_claim(s.secret, room, entry, until, 0, kind)
+            context["link"] = claim_url(s.public_url, token)
+            # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
+            context["window"] = format_timedelta(round(until - admitted), locale=lang)
+        elif kind == "confirm":
+            context["link"] = confirm_url(s.public_url, sign_confirm(s.secret, room, entry))
         message = EmailMessage()
+        subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
         message["Subject"] = subject % {"room": room}
         message["From"] = s.mail_from
         message["To"] = fields["email"]
         message["Date"] = formatdate(localtime=False)
         message["Message-ID"] = mid
         message["X-Idempotency-Key"] = key
+        templates = _templates(lang)
         message.set_content(templates.get_template(f"email/{kind}.txt").render(context))
         html = templates.get_template(f"email/{kind}.html").render(context)
         message.add_alternative(html, subtype="html")

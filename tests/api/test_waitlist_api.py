@@ -69,6 +69,23 @@ def test_position_reads_the_entry(client, waitlist, waitlists):
     assert client.get(f"/api/rooms/{waitlist}/position/{token}").get_json()["confirmed"] is True
 
 
+def test_position_says_admitted_then_lapsed(client, waitlist, waitlists, app, clock):
+    """An admitted entry not claimed within claim_seconds reads lapsed after the sweep."""
+    rooms = app.extensions["services"].rooms
+    rooms.configure(waitlist, {"claim_seconds": 60})
+    token = join(client, waitlist, name="Ann", email="ann@example.org").get_json()["token"]
+    entry = waitlists.join(waitlist, "Ann", "ann@example.org")
+    waitlists.confirm(waitlist, entry.id)
+    rooms.admit(waitlist, 1)
+    path = f"/api/rooms/{waitlist}/position/{token}"
+    assert client.get(path).get_json()["status"] == "admitted"
+    clock.advance(60)
+    waitlists.sweep(waitlist)
+    body = client.get(path).get_json()
+    conforms(body)
+    assert (body["status"], body["position"]) == ("lapsed", 0)
+
+
 def test_referrals_count_on_the_referrer(client, waitlist, waitlists):
     """A friend who joins with the code is pending, then credited once confirmed."""
     ann = join(client, waitlist, email="ann@example.org").get_json()

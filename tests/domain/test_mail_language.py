@@ -6,6 +6,7 @@ from __future__ import annotations
 import email
 import threading
 from email.message import Message
+from email.policy import default
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -25,7 +26,7 @@ class Inbox:
 
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
-            self.messages.append(email.message_from_bytes(envelope.content))
+            self.messages.append(email.message_from_bytes(envelope.content, policy=default))
         return "250 OK"
 
 
@@ -46,7 +47,7 @@ def send(r, keys, clock, port, langs: list[str]) -> None:
     rooms.configure(ROOM, {"kind": "waitlist", "claim_seconds": 7200})
     waitlists = Waitlists(rooms, secret=b"s")
     for i, lang in enumerate(langs):
-        entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org", lang=lang)
+        entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org", language=lang)
         waitlists.confirm(ROOM, entry.id)
     rooms.admit(ROOM, len(langs))
     settings = MailSettings(secret="x", public_url="https://w.example", smtp_port=port)
@@ -61,25 +62,27 @@ def parts(message: Message) -> tuple[str, str]:
 
 
 def test_each_entry_is_written_to_in_its_language(r, keys, clock, inbox):
-    """German, Spanish and unknown-language entries get German, Spanish, English mail."""
+    """German, Spanish and unknown-language entries get German, Spanish, English mail:
+    the confirmation at sign-up and the admission, subject, text and HTML."""
     handler, port = inbox
     send(r, keys, clock, port, ["de", "es", ""])
-    by_address = {m["To"]: m for m in handler.messages}
-    assert len(by_address) == 3
+    mail = {(m["To"], m["Subject"]): m for m in handler.messages}
+    assert len(mail) == len(handler.messages) == 6
 
-    german = by_address["p0@example.org"]
-    assert german["Subject"] == f"Sie sind dran: {ROOM}"
+    german = mail[("p0@example.org", f"Sie sind dran: {ROOM}")]
     text, html = parts(german)
     assert "Hallo P0," in text and "innerhalb von 2 Stunden" in text
     assert '<html lang="de">' in html and "Meinen Platz einlösen" in html
+    text, _ = parts(mail[("p0@example.org", f"Bestätigen Sie Ihre E-Mail-Adresse für {ROOM}")])
+    assert "Bitte bestätigen Sie Ihre E-Mail-Adresse mit diesem Link" in text
 
-    spanish = by_address["p1@example.org"]
-    assert spanish["Subject"] == f"Es tu turno: {ROOM}"
+    spanish = mail[("p1@example.org", f"Es tu turno: {ROOM}")]
     text, html = parts(spanish)
     assert "Hola, P1:" in text and "en un plazo de 2 horas" in text
     assert '<html lang="es">' in html
+    assert ("p1@example.org", f"Confirma tu correo para {ROOM}") in mail
 
-    english = by_address["p2@example.org"]
-    assert english["Subject"] == f"You're in: {ROOM}"
+    english = mail[("p2@example.org", f"You're in: {ROOM}")]
     text, _ = parts(english)
     assert "Hello P2," in text and "within 2 hours" in text
+    assert ("p2@example.org", f"Confirm your email for {ROOM}") in mail

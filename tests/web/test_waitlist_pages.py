@@ -239,8 +239,8 @@ def test_the_panel_reviews_held_boosts(app, panel, waitlist, waitlists, action, 
 
 
 def test_the_panel_shows_the_waitlists_figures(panel, waitlist, waitlists):
-    """Entries, confirmed and admitted on the room's page; the audit filter has the new
-    kinds."""
+    """Entries, confirmed and admitted on the room's page, and the emails' states; the
+    audit filter has the new kinds."""
     waitlists.join(ROOM, "Ann", "ann@example.org")
     waitlists.confirm(ROOM, waitlists.join(ROOM, "Bob", "bob@example.org").id)
     page = panel.page(f"/admin/rooms/{ROOM}")
@@ -249,7 +249,12 @@ def test_the_panel_shows_the_waitlists_figures(panel, waitlist, waitlists):
     assert "Admitted 1" in panel.flashed(
         panel.post(f"/admin/rooms/{ROOM}/admit", count="5", request_id="r1")
     )
-    assert re.search(r"<dt>Admitted</dt><dd>1</dd>", panel.page(f"/admin/rooms/{ROOM}"))
+    page = panel.page(f"/admin/rooms/{ROOM}")
+    assert re.search(r"<dt>Admitted</dt><dd>1</dd>", page)
+    # Two confirmations and one admission in the outbox, no mailer running
+    assert re.search(r"<dt>Not sent yet</dt><dd>3</dd>", page)
+    assert re.search(r"<dt>Sent</dt><dd>0</dd>", page)
+    assert "is the mailer worker" in page
     audit = panel.page(f"/admin/rooms/{ROOM}/audit?kind=referral_hold")
     assert "Referral held for review" in audit
 
@@ -264,3 +269,18 @@ def test_a_deleted_waitlist_forgets_the_browsers_entry(app, visitor, waitlist):
     assert visitor.get(location).status_code == 404
     page = visitor.get(f"/rooms/{ROOM}")
     assert page.status_code == 200 and 'name="email"' in text(page)
+
+
+def test_a_lapsed_entrys_page_says_so(app, visitor, waitlist, clock):
+    """An admitted entry not claimed in time: its page says the place went on."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"claim_seconds": 60})
+    location = sign_up(visitor, name="Ann", email="ann@example.org").location
+    entry = services.waitlists.join(ROOM, "Ann", "ann@example.org")
+    services.waitlists.confirm(ROOM, entry.id)
+    services.rooms.admit(ROOM, 1)
+    clock.advance(60)
+    services.waitlists.sweep(ROOM)
+    page = text(visitor.get(location))
+    assert "was not claimed in time" in page
+    assert "Your email is confirmed" not in page

@@ -40,8 +40,8 @@ DRAWN = TWO32  # a drawn entry's score: DRAWN + its rank (52 bits)
 MAX_POINTS = 1_000_000  # referral_cap's upper bound: below 2**21, so scores stay exact
 RANK_CHUNK = 2000  # participants ranked per script call during a draw
 MAX_DEVICE = 200  # characters of a device id that count
-MAX_LANG = 8  # characters of a language code ("en", "de", "es")
 CROCKFORD = str.maketrans("ILO", "110")  # referral codes are read aloud and retyped
+LANGUAGES = ("en", "de", "es")  # an entry's emails are in one of these (kept at join)
 
 # Mail providers that ignore parts of the local part: (canonical domain, dots ignored,
 # "+tag" ignored). Only these are folded; elsewhere a dot or a plus may be significant.
@@ -156,15 +156,35 @@ class WaitlistFigures(NamedTuple):
     held: int  # referral boosts held for review
 
 
+class MailFigures(NamedTuple):
+    """A room's emails at a glance (the admin panel): notices in each state now."""
+
+    sent: int
+    unsent: int  # in the outbox, not sent nor given up on yet (retries included)
+    retry: int  # a send failed; tried again after its backoff
+    failed: int  # given up after the last try
+
+
 class OutboxMessage(NamedTuple):
     """One message of a room's outbox (the mailer reads them in order)."""
 
     id: str  # the stream's id
-    kind: str  # admitted
+    kind: str  # confirm | admitted | lapsed | near (NOTICE_KINDS)
     entry: str
     email: str
     name: str
     at: float
+    lang: str = "en"  # the entry's language (en, de, es), for the mailer's templates
+    until: float = 0  # admitted: the claim deadline the link carries
+    nth: int = 1  # confirm: the 2nd or 3rd, sent when an unconfirmed entry signs up again
+
+
+class SweepResult(NamedTuple):
+    """What one sweep turn did to a waitlist."""
+
+    admitted: int  # by the schedule, and in place of lapsed entries
+    lapsed: int  # admitted entries not claimed by their deadline
+    near: int  # entries told they are nearly in
 
 
 class Waitlists:
@@ -218,13 +238,14 @@ class Waitlists:
         referral_code: str = "",
         address: str = "",
         device: str = "",
-        lang: str = "",
+        language: str = "",
     ) -> Entry:
-        """Signs up to the waitlist, unconfirmed, at the back (in its ordering). The same
-        mailbox again gets the same entry back (EmailRefused for a bad or disposable
-        address). ``address``: the joiner's IP address, ``device``: a device id; both
-        are kept only hashed, to hold suspicious referral boosts for review. ``lang``: the
-        language of the entry's emails (the joiner's, as the page showed it)."""
+        """Signs up to the waitlist, unconfirmed, at the back (in its ordering), and
+        writes its confirmation email to the outbox. The same mailbox again gets the
+        same entry back (EmailRefused for a bad or disposable address). ``address``: the
+        joiner's IP address, ``device``: a device id; both are kept only hashed, to hold
+        suspicious referral boosts for review. ``language``: one of LANGUAGES (else
+        en), kept for the entry's emails."""
         display = clean_display_name(name)
         mail = normalise_email(email)
         code = "".join(str(referral_code or "").split()).upper()[:16].translate(CROCKFORD)
@@ -242,7 +263,7 @@ class Waitlists:
                 ip,
                 network,
                 device_hash,
-                lang[:MAX_LANG],
+                language if language in LANGUAGES else "",
             )
             if _text(reply[0]) != "taken":  # a fresh id clashed (never, in practice)
                 break
@@ -358,12 +379,32 @@ class Waitlists:
     # -- upkeep and the mailer's feed --------------------------------------------------
 
     def sweep(self, room: str) -> int:
-        """The background sweep's turn: the schedule's admissions (once per period), and
-        the draw once ``draw_at`` has come (or one left half done). Returns admissions."""
-        admitted, draw = self._run("waitlist_sweep", room)
+        """The background sweep's turn (``sweep_turn``); returns how many entries changed
+        state (admitted or lapsed), for the caller to tell the room."""
+        turn = self.sweep_turn(room)
+        return turn.admitted + turn.lapsed
+
+    def sweep_turn(self, room: str) -> SweepResult:
+        """One sweep turn (``waitlist_sweep.lua``): admitted entries not
+        claimed by their deadline lapse (each told, and the next confirmed entry
+        admitted in its place); the schedule's admissions (once per period); the
+        "nearly in" notices; and the draw once ``draw_at`` has come (or one left half
+        done). Each step's work per turn is bounded."""
+        admitted, draw, lapsed, near = self._run("waitlist_sweep", room)
         if _text(draw) in ("start", "rank"):
             self.draw(room, who="schedule")
-        return int(admitted)
+        return SweepResult(int(admitted), int(lapsed), int(near))
+
+    def mail_figures(self, room: str) -> MailFigures:
+        """The mailer's counts (kept by mail_claim.lua and mail_done.lua in the room's
+        delivery hash) and the outbox's length: O(1)."""
+        _, waitlist = self._room_keys(room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(self.keys.deliveries(room), "#sent", "#retry", "#failed")
+        pipe.xlen(waitlist.outbox)
+        (sent, retry, failed), messages = pipe.execute()
+        sent, retry, failed = (int(n or 0) for n in (sent, retry, failed))
+        return MailFigures(sent, max(int(messages) - sent - failed, 0), retry, failed)
 
     def outbox(self, room: str, after: str = "0", count: int = 100) -> list[OutboxMessage]:
         """Messages of the room's outbox after the stream id ``after``, oldest first."""
@@ -373,7 +414,15 @@ class Waitlists:
             f = {_text(k): _text(v) for k, v in fields.items()}
             out.append(
                 OutboxMessage(
-                    _text(message_id), f["kind"], f["entry"], f["email"], f["name"], float(f["at"])
+                    id=_text(message_id),
+                    kind=f["kind"],
+                    entry=f["entry"],
+                    email=f["email"],
+                    name=f["name"],
+                    at=float(f["at"]),
+                    lang=f.get("lang", "en"),
+                    until=float(f.get("until") or 0),
+                    nth=int(f.get("nth") or 1),
                 )
             )
         return out

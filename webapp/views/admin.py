@@ -46,7 +46,8 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "remove": "Removed", "move": "Moved in line", "notice": "Notice broadcast",
                "notice_cleared": "Notice cleared", "referral_credit": "Referral credited",
                "referral_hold": "Referral held for review", "referral_void": "Referral void",
-               "draw_commit": "Lottery seed committed", "draw": "Lottery drawn"}  # fmt: skip
+               "draw_commit": "Lottery seed committed", "draw": "Lottery drawn",
+               "lapse": "Place lapsed unclaimed"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
             "hour"}  # fmt: skip
@@ -181,7 +182,8 @@ def room_page(
 def waitlist_context(room: str) -> dict[str, Any]:
     """A waitlist's figures, its held referral boosts and its lottery's draw."""
     return {"figures": waitlists().figures(room), "held": waitlists().held(room),
-            "draw": waitlists().draw_record(room), "why": HELD_WHY}  # fmt: skip
+            "draw": waitlists().draw_record(room), "why": HELD_WHY,
+            "mail": waitlists().mail_figures(room)}  # fmt: skip
 
 
 def line_context(room: str, page: int, query: str, now: float | None = None) -> dict[str, Any]:
