@@ -164,8 +164,25 @@ def init_app(app: Flask) -> None:
 
 # The scripts' words (static/js/app.js reads them through t("key") and tn("key", n)).
 JS_STRINGS = {
-    "connection_lost": lazy_gettext("Connection lost, trying again…"),
-    "title_in_line": lazy_gettext("Number %(position)s in line · %(room)s"),
+    # the waiting page
+    "inLine": lazy_gettext("Number %(position)s in line · %(room)s"),
+    "updatedNow": lazy_gettext("Updated just now"),
+    "updatedAgo": lazy_gettext("Updated %(n)s s ago"),
+    "updatedMinutes": lazy_gettext("Updated %(n)s min ago"),
+    "lost": lazy_gettext("Connection lost, trying again… (updated %(age)s)"),
+    "lostSaid": lazy_gettext("Connection lost. This page keeps trying to check in for you."),
+    "justNow": lazy_gettext("just now"),
+    "secondsAgo": lazy_gettext("%(n)s s ago"),
+    "minutesAgo": lazy_gettext("%(n)s min ago"),
+    "around": lazy_gettext(" (around %(time)s your time)"),
+    "turnTitle": lazy_gettext("It's your turn! · %(room)s"),
+    "turnGo": lazy_gettext("Taking you in… %(n)s"),
+    "turnHidden": lazy_gettext("Come back to this tab to go in."),
+    "turnNotify": lazy_gettext("It's your turn"),
+    "turnNotifyBody": lazy_gettext("A seat in %(room)s is free for you."),
+    "endedTitle": lazy_gettext("Your place has ended · %(room)s"),
+    "seatEndedTitle": lazy_gettext("Your seat has ended · %(room)s"),
+    # the room page
     "title_your_turn": lazy_gettext("It is your turn! · %(room)s"),
     "your_turn": lazy_gettext("It is your turn"),
     "your_turn_body": lazy_gettext("You are in %(room)s now."),

@@ -17,41 +17,34 @@
 
   function byId(id) { return document.getElementById(id); }
 
-  // The waiting page's words (one place, for translation). {name} is filled in.
-  var TEXT = {
-    inLine: "Number {n} in line · {room}",
-    updatedNow: "Updated just now",
-    updatedAgo: "Updated {n} s ago",
-    updatedMinutes: "Updated {n} min ago",
-    lost: "Connection lost, trying again… (updated {age})",
-    lostSaid: "Connection lost. This page keeps trying to check in for you.",
-    justNow: "just now",
-    secondsAgo: "{n} s ago",
-    minutesAgo: "{n} min ago",
-    around: " (around {time} your time)",
-    turnTitle: "It's your turn! · {room}",
-    turnGo: "Taking you in… {n}",
-    turnHidden: "Come back to this tab to go in.",
-    turnNotify: "It's your turn",
-    turnNotifyBody: "A seat in {room} is free for you.",
-    endedTitle: "Your place has ended · {room}",
-    seatEndedTitle: "Your seat has ended · {room}"
-  };
-  var TURN_MOMENT = 3;  // seconds the "it's your turn" moment shows before going in
-
-  function say(key, values) {
-    return TEXT[key].replace(/\{(\w+)\}/g, function (all, name) {
-      return values && values[name] !== undefined ? values[name] : all;
+  // The words this script writes, in the page's language: a JSON block of base.html
+  // (webapp/i18n.py, js_strings). t("key", {name: value}) fills each %(name)s;
+  // tn("key", n) picks the singular or the plural (en, de and es count alike).
+  var STRINGS = {};
+  try { STRINGS = JSON.parse(byId("js-strings").textContent); } catch (e) { /* English keys */ }
+  function t(key, values) {
+    var text = STRINGS[key] === undefined ? key : STRINGS[key];
+    return text.replace(/%\((\w+)\)s/g, function (whole, name) {
+      return values && values[name] !== undefined ? String(values[name]) : whole;
     });
   }
+  function tn(key, n, values) {
+    var filled = { num: number(n) };
+    Object.keys(values || {}).forEach(function (name) { filled[name] = values[name]; });
+    return t(key + (n === 1 ? "_one" : "_other"), filled);
+  }
+  function number(n) { return n.toLocaleString(document.documentElement.lang || undefined); }
+
+  var TURN_MOMENT = 3;  // seconds the "it's your turn" moment shows before going in
+
   function clockText(seconds) {
     seconds = Math.max(0, Math.round(seconds));
     return Math.floor(seconds / 60) + ":" + twoDigits(seconds % 60);
   }
   function ago(seconds) {
-    if (seconds < 5) { return TEXT.justNow; }
-    if (seconds < 60) { return say("secondsAgo", { n: seconds }); }
-    return say("minutesAgo", { n: Math.floor(seconds / 60) });
+    if (seconds < 5) { return t("justNow"); }
+    if (seconds < 60) { return t("secondsAgo", { n: seconds }); }
+    return t("minutesAgo", { n: Math.floor(seconds / 60) });
   }
 
   // An optional beep when it is your turn: the visitor turns it on (a click lets the
@@ -122,13 +115,13 @@
       var text = live.querySelector(".updated");
       live.dataset.state = failing ? "reconnecting" : "live";
       if (failing) {
-        text.textContent = say("lost", { age: ago(age) });
+        text.textContent = t("lost", { age: ago(age) });
       } else if (age < 5) {
-        text.textContent = TEXT.updatedNow;
+        text.textContent = t("updatedNow");
       } else if (age < 60) {
-        text.textContent = say("updatedAgo", { n: age });
+        text.textContent = t("updatedAgo", { n: age });
       } else {
-        text.textContent = say("updatedMinutes", { n: Math.floor(age / 60) });
+        text.textContent = t("updatedMinutes", { n: Math.floor(age / 60) });
       }
     }
     setInterval(tick, 1000);
@@ -139,7 +132,7 @@
     function stale() {
       var status = byId("line-status");
       var announce = byId("announce");
-      if (!failing && announce) { announce.textContent = TEXT.lostSaid; }  // said once
+      if (!failing && announce) { announce.textContent = t("lostSaid"); }  // said once
       failing = true;
       tick();
       if (!status || status.dataset.state !== "waiting") { return; }
@@ -157,9 +150,9 @@
       var started = Date.now();
       var moment = TURN_MOMENT;
       var go = byId("turn-go"), held = byId("turn-left");
-      document.title = say("turnTitle", { room: room });
+      document.title = t("turnTitle", { room: room });
       beep();
-      if (document.hidden) { notify(TEXT.turnNotify, say("turnNotifyBody", { room: room })); }
+      if (document.hidden) { notify(t("turnNotify"), t("turnNotifyBody", { room: room })); }
       go.hidden = false;
       function step() {
         var remaining = left - (Date.now() - started) / 1000;
@@ -170,12 +163,12 @@
         held.textContent = clockText(remaining);
         if (document.hidden) {
           moment = TURN_MOMENT;  // the moment starts over when the visitor is back
-          go.textContent = TEXT.turnHidden;
+          go.textContent = t("turnHidden");
         } else if (moment <= 0) {
           location.assign(status.dataset.go);
           return;
         } else {
-          go.textContent = say("turnGo", { n: moment });
+          go.textContent = t("turnGo", { n: moment });
           moment -= 1;
         }
         turnTimer = setTimeout(step, 1000);
@@ -193,19 +186,19 @@
         failing = false;
         misses = 0;
         offers(status);
-        document.title = say("inLine", { n: status.dataset.position, room: room });
+        document.title = t("inLine", { position: status.dataset.position, room: room });
         var eta = status.querySelector(".eta");
         if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
           var at = new Date(Date.now() + 1000 * Number(status.dataset.wait));
-          var time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-          eta.textContent = say("around", { time: time });
+          var time = at.toLocaleTimeString(document.documentElement.lang || [], { hour: "2-digit", minute: "2-digit" });
+          eta.textContent = t("around", { time: time });
           eta.hidden = false;
         }
         tick();
       } else if (state === "turn") {
         yourTurn(status);
       } else if (state === "ended") {
-        document.title = say("endedTitle", { room: room });
+        document.title = t("endedTitle", { room: room });
       }
     }
 
@@ -218,9 +211,9 @@
   function welcome() {
     if (!body.dataset.welcome || !document.hidden) { return; }
     var title = document.title;
-    document.title = "It is your turn! · " + room;
+    document.title = t("title_your_turn", { room: room });
     if ("Notification" in window && Notification.permission === "granted") {
-      try { new Notification("It is your turn", { body: "You are in " + room + " now." }); }
+      try { new Notification(t("your_turn"), { body: t("your_turn_body", { room: room }) }); }
       catch (e) { /* some browsers only notify from a service worker */ }
     }
     document.addEventListener("visibilitychange", function restore() {
@@ -242,11 +235,9 @@
   var TITLE_COUNT = /^\(\d+\) /;
 
   function chars(text) { return Array.from(text).length; }
-  function number(n) { return n.toLocaleString("en-US"); }
-  function plural(n, one, many) { return number(n) + " " + (n === 1 ? one : many); }
   function twoDigits(n) { return (n < 10 ? "0" : "") + n; }
   function sentence(text) {  // the server's reasons start in lower case, mid-sentence style
-    text = String(text || "something went wrong");
+    text = String(text || t("something_wrong"));
     return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? "" : ".");
   }
 
@@ -289,7 +280,7 @@
         unseen = 0;
       }
       jump.hidden = unseen === 0;
-      jump.textContent = plural(unseen, "new message", "new messages");
+      jump.textContent = tn("new_messages", unseen);
     }
 
     function item(className, text) {
@@ -320,13 +311,13 @@
       if (m.mine) {
         var you = document.createElement("span");
         you.className = "you-tag";
-        you.textContent = "you";
+        you.textContent = t("you");
         meta.append(" ", you);
       }
       var when = new Date(m.ts * 1000);
       var time = document.createElement("time");
       time.dateTime = when.toISOString();
-      time.title = when.toLocaleString();
+      time.title = when.toLocaleString(document.documentElement.lang || undefined);
       time.textContent = twoDigits(when.getHours()) + ":" + twoDigits(when.getMinutes());
       meta.append(" ", time);
       var text = document.createElement("p");
@@ -345,7 +336,7 @@
       if (unread) {
         if (reading) {  // a new stretch of unread messages starts here
           if (divider) { divider.remove(); }
-          divider = item("unread", "New");
+          divider = item("unread", t("new_divider"));
           list.append(divider);
           reading = false;
         }
@@ -370,7 +361,7 @@
 
     roomSocket.on("chat.history", function (frame) {
       if (lastId) {  // our ?after= was past the chat's end: the chat began again
-        notice("The chat started over.");
+        notice(t("chat_restarted"));
         lastId = 0;
       }
       log.setAttribute("aria-busy", "true");
@@ -380,8 +371,7 @@
     });
     roomSocket.on("message", function (m) { add(m, false); });
     roomSocket.on("chat.missed", function (frame) {
-      notice(plural(frame.count, "earlier message is", "earlier messages are") +
-        " no longer available.");
+      notice(tn("missed", frame.count));
     });
     roomSocket.on("error", function (frame) {
       if (frame["for"] !== "send") { return; }
@@ -402,8 +392,8 @@
       box.disabled = true;
       button.disabled = true;
       showError(frame.code === CLOSE_TOO_MANY
-        ? sentence("The chat is not connected: " + (frame.reason || "too many open connections"))
-        : "The chat is closed: you are no longer in this room.");
+        ? sentence(t("chat_not_connected", { reason: frame.reason || t("too_many_connections") }))
+        : t("chat_closed"));
     });
 
     function showError(text, retryAfter) {
@@ -424,11 +414,10 @@
 
     function problem(text) {
       var clean = text.replace(/\r\n/g, "\n").trim();
-      if (!clean) { return "An empty message cannot be sent."; }
+      if (!clean) { return t("empty_message"); }
       var n = chars(clean);
       if (n > MAX_TEXT) {
-        return "A message can be at most " + number(MAX_TEXT) + " characters; this one has " +
-          number(n) + ".";
+        return t("message_too_long", { max: number(MAX_TEXT), count: number(n) });
       }
       return "";
     }
@@ -438,7 +427,7 @@
       count.hidden = n < COUNT_FROM;
       count.classList.toggle("over", n > MAX_TEXT);
       count.textContent = number(n) + " / " + number(MAX_TEXT) +
-        (n > MAX_TEXT ? " (" + number(n - MAX_TEXT) + " too many)" : "");
+        (n > MAX_TEXT ? " " + t("over_by", { count: number(n - MAX_TEXT) }) : "");
     }
 
     function submit() {
@@ -452,14 +441,13 @@
       sends = sends.filter(function (t) { return now - t < RATE_WINDOW; });
       if (sends.length >= RATE_LIMIT) {
         var wait = Math.ceil((sends[0] + RATE_WINDOW - now) / 1000);
-        showError("You are sending too fast: at most " + RATE_LIMIT + " messages every " +
-          RATE_WINDOW / 1000 + " seconds; try again in " + wait + " s.", wait);
+        showError(t("too_fast", { count: RATE_LIMIT, seconds: RATE_WINDOW / 1000, wait: wait }),
+          wait);
         return;
       }
       var ref = nextRef++;
       if (!roomSocket.send({ type: "send", text: text, ref: ref })) {
-        showError("Not connected right now; your message is still in the box. " +
-          "Send it again once the page says Live.");
+        showError(t("not_connected_kept"));
         error.dataset.kind = "offline";
         return;
       }
@@ -538,7 +526,7 @@
           li.className = "you";
           var me = document.createElement("span");
           me.className = "muted";
-          me.textContent = " (you)";
+          me.textContent = t("you_marker");
           li.appendChild(me);
         }
         return li;
@@ -575,7 +563,7 @@
           name.textContent = room;
           heading.replaceChildren(name);
           connection.hidden = true;
-          document.title = say("seatEndedTitle", { room: room });
+          document.title = t("seatEndedTitle", { room: room });
           var title = document.querySelector("#line-status h2");
           if (title) {
             title.tabIndex = -1;
@@ -585,14 +573,14 @@
     }
 
     function endedAlert(frame) {
-      var box = stop("Disconnected", "Your seat has ended: " + frame.message + ".");
+      var box = stop(t("disconnected"), t("seat_ended", { reason: frame.message }));
       var again = document.createElement("a");
       again.className = "button primary";
       again.href = frame.rejoin;
-      again.textContent = "Join again";
+      again.textContent = t("join_again");
       var lobby = document.createElement("a");
       lobby.href = frame.lobby;
-      lobby.textContent = "Back to the lobby";
+      lobby.textContent = t("back_to_lobby");
       box.append(again, " ", lobby);
       if (socket) { socket.close(); }
     }
@@ -608,8 +596,8 @@
     // Over the visitor's cap of open sockets (all tabs, all servers): reconnecting
     // would only be refused again, so say why and stop.
     function refused(reason) {
-      stop("Not connected", "This page could not connect: " +
-        (reason || "too many open connections") + ". Reload the page to try again.");
+      stop(t("not_connected"),
+        t("could_not_connect", { reason: reason || t("too_many_connections") }));
     }
 
     function connect() {
@@ -618,7 +606,7 @@
       socket = new WebSocket(scheme + location.host + body.dataset.ws + (query ? "?" + query : ""));
       socket.addEventListener("open", function () {
         failures = 0;
-        setState("live", "Live");
+        setState("live", t("live"));
         emit({ type: "socket.open" });
       });
       socket.addEventListener("message", function (event) {
@@ -635,7 +623,7 @@
         var away = event.code === CLOSE_TRY_AGAIN;
         if (!away) { failures += 1; }
         if (failures > 6) { location.reload(); return; }
-        setState("reconnecting", away ? "Reconnecting (briefly unavailable)…" : "Reconnecting…");
+        setState("reconnecting", away ? t("reconnecting_away") : t("reconnecting"));
         var delay = away ? 4000 : Math.min(15000, 500 * Math.pow(2, failures - 1));
         setTimeout(connect, delay * (0.5 + Math.random() / 2));
       });
@@ -670,10 +658,10 @@
     button.hidden = false;
     button.addEventListener("click", function () {
       navigator.clipboard.writeText(field.value).then(function () {
-        if (status) { status.textContent = "Copied to the clipboard."; }
+        if (status) { status.textContent = t("copied"); }
       }, function () {
         field.select();
-        if (status) { status.textContent = "Select the link and copy it."; }
+        if (status) { status.textContent = t("copy_by_hand"); }
       });
     });
   });

@@ -94,7 +94,8 @@ def test_a_closed_room_offers_no_way_back(
     engine.leave("hall", token, why="dropped")
     text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
     assert "The room is closed to new visitors now; it opens again at" in text
-    assert '<time datetime="2030-03-17 17:46:40Z">2030-03-17 17:46:40 UTC</time>' in text
+    # the time as Babel writes it for the visitor's locale (English here)
+    assert '<time datetime="2030-03-17 17:46:40Z">Mar 17, 2030, 5:46:40\u202fPM UTC</time>' in text
     assert "Join the line again" not in text and "Back to the lobby" in text
 
 
@@ -162,7 +163,7 @@ def test_waiting_page_shows_progress_support_code_and_basis(
     cy.client.post("/rooms/hall/leave", data={"csrf_token": cy.csrf()})
     page = bob.get("/rooms/hall/line").get_data(as_text=True)
     assert '<progress id="line-progress" max="1" value="1"' in page
-    assert "You have moved up 1 of the 1 places" in page
+    assert "You have moved up 1 of the 1 place that was ahead of you" in page  # ngettext
 
 
 def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(

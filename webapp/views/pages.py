@@ -25,6 +25,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from flask_babel import format_timedelta
 
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Place, Standing
@@ -35,8 +36,10 @@ from webapp.domain.rooms import (
     clean_display_name,
     public_id,
 )
+from webapp.i18n import _, ngettext
 from webapp.realtime import room_state
 from webapp.views import lobby, rooms, visits
+from webapp.views.errors import explain
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -112,7 +115,7 @@ def my_places() -> list[Place]:
             forget_ended(room, token, place.ended.why)
         found.append(place)
     live = {p.room for p in found}
-    for room, (_, why) in sorted(session.get("ended", {}).items()):
+    for room, (_token, why) in sorted(session.get("ended", {}).items()):
         if room not in live:
             found.append(Place(room, "ended", ended=lobby().ended(room, why)))
     return found
@@ -153,9 +156,9 @@ def set_name() -> ResponseReturnValue:
     try:
         name = clean_display_name(request.form.get("name", ""))
     except InvalidInput as error:
-        name, problem = "", str(error)
+        name, problem = "", explain(error)
     else:
-        problem = "" if name else "Please type a name that others will see."
+        problem = "" if name else _("Please type a name that others will see.")
     if problem:
         flash(problem, "error")
         return redirect(url_for(".home", next=wanted or None)), 303
@@ -254,7 +257,7 @@ def leave(room: str) -> ResponseReturnValue:
         forget_ended(room, token, "left")
         with contextlib.suppress(TicketNotFound, RoomNotFound):
             visits().end(room, token)
-    flash(f"You left {room}. Your place has been given up.", "info")
+    flash(_("You left %(room)s. Your place has been given up.", room=room), "info")
     return redirect(url_for(".home")), 303
 
 
@@ -303,9 +306,9 @@ def trend_words(trend: str | None) -> str | None:
     """Why the estimate moved, when the line's pace did: a growing figure reads as news,
     not as a broken clock."""
     if trend == "slower":
-        return "The line has slowed down, so the wait is longer than we said before."
+        return _("The line has slowed down, so the wait is longer than we said before.")
     if trend == "faster":
-        return "The line has sped up."
+        return _("The line has sped up.")
     return None
 
 
@@ -313,16 +316,30 @@ def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
     """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
     waiting page says "paused" and "no estimate yet" itself, in its own words.)"""
     if room_status == "paused":
-        return "nobody is let in while the room is paused"
+        return _("nobody is let in while the room is paused")
     if guess is None:
-        return "no estimate yet"
+        return _("no estimate yet")
     low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
     if high < 60:
-        return "less than a minute"
+        return _("less than a minute")
     if high < 120:
-        return "about a minute or two"
+        return _("about a minute or two")
     if high < 3600:
         low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
-        return f"about {low_m} to {high_m} minutes" if high_m > low_m else f"about {low_m} minutes"
+        if high_m > low_m:
+            return ngettext(
+                "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
+                low=low_m,
+            )  # fmt: skip
+        return _("about %(duration)s", duration=duration(low_m * 60))
     low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
-    return f"about {low_h} to {high_h} hours" if high_h > low_h else f"about {low_h} hours"
+    if high_h > low_h:
+        return ngettext(
+            "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
+        )
+    return _("about %(duration)s", duration=duration(low_h * 3600))
+
+
+def duration(seconds: int) -> str:
+    """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
+    return str(format_timedelta(seconds, threshold=1))
