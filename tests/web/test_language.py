@@ -121,3 +121,13 @@ def test_admin_panel_stays_english(visitor: Any) -> None:
     text = page.get_data(as_text=True)
     assert lang_of(text) == "en"
     assert 'id="language-choice"' not in text
+
+
+def test_error_page_titles_say_what_happened_not_a_number(visitor: Any) -> None:
+    """The tab's title of an error page is its heading, in words, never a status code."""
+    for lang, heading in (("en", "We could not find that"), ("de", "Das haben wir nicht gefunden")):
+        page = visitor.client.get("/nowhere", headers={"Accept-Language": lang})
+        text = page.get_data(as_text=True)
+        assert page.status_code == 404
+        assert re.search(r"<title>(.*?)</title>", text).group(1).startswith(f"{heading} · ")  # type: ignore[union-attr]
+        assert "404" not in re.search(r"<title>(.*?)</title>", text).group(1)  # type: ignore[union-attr]
