@@ -48,6 +48,7 @@ from webapp.i18n import _, gone_reason
 from webapp.realtime import room_state
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
+from webapp.views.errors import explain
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)
@@ -153,7 +154,7 @@ class Frames:
         try:
             handler(conn, frame)
         except RoomError as error:
-            conn.send({"type": "error", "error": str(error), "for": kind})
+            conn.send({"type": "error", "error": explain(error), "for": kind})
         except RedisError as error:
             log.warning("%s frame in %s: Redis failed: %s", kind, conn.room, error)
             conn.send({"type": "error", "error": unavailable(), "for": kind, "retry": True})
