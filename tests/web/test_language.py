@@ -131,3 +131,43 @@ def test_error_page_titles_say_what_happened_not_a_number(visitor: Any) -> None:
         assert page.status_code == 404
         assert re.search(r"<title>(.*?)</title>", text).group(1).startswith(f"{heading} · ")  # type: ignore[union-attr]
         assert "404" not in re.search(r"<title>(.*?)</title>", text).group(1)  # type: ignore[union-attr]
+
+
+def test_visitor_pages_in_german_and_spanish(make_visitor: Any, make_room: Any) -> None:
+    """The lobby, the waiting page and the room page by Accept-Language; the wait by Babel."""
+    make_room("hall", capacity=1)
+    ann, bob = make_visitor("Ann"), make_visitor("Bob")
+    room = ann.client.get("/rooms/hall", headers={"Accept-Language": "es"})
+    text = room.get_data(as_text=True)
+    assert 'Estás en <span class="room-name">hall</span>' in text
+    assert "Salir de la sala" in text and "Código de soporte" in text
+    waiting = bob.client.get("/rooms/hall", headers={"Accept-Language": "de-AT,de;q=0.9"})
+    text = waiting.get_data(as_text=True)
+    assert lang_of(text) == "de"
+    assert "Platz 1 in der Schlange · hall" in text  # the tab's title
+    assert "Ihr Platz in der Schlange" in text and "Die Schlange verlassen" in text
+    lobby = bob.client.get("/", headers={"Accept-Language": "es"}).get_data(as_text=True)
+    assert "Salas" in lobby and "Tus puestos" in lobby and "Volver a tu puesto" in lobby
+
+
+@pytest.mark.parametrize(
+    ("lang", "ranged", "single", "retry"),
+    [
+        ("en", "about 4 to 5 minutes", "about 2 hours", "1 minute"),
+        ("de", "etwa 4 bis 5 Minuten", "etwa 2 Stunden", "1 Minute"),
+        ("es", "entre 4 y 5 minutos", "alrededor de 2 horas", "1 minuto"),
+    ],
+)
+def test_waits_are_written_for_the_locale(
+    app: Any, lang: str, ranged: str, single: str, retry: str
+) -> None:
+    """Wait ranges by the catalogue's plurals, single durations by Babel's format_timedelta."""
+    from flask_babel import format_timedelta
+
+    from webapp.domain.estimate import Estimate
+    from webapp.views.pages import wait_words
+
+    with app.test_request_context("/", headers={"Accept-Language": lang}):
+        assert wait_words(Estimate(270.0, 90.0)) == ranged
+        assert wait_words(Estimate(7200.0, 0.0)) == single
+        assert format_timedelta(60) == retry
