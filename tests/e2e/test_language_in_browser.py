@@ -12,13 +12,21 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.e2e
 
 
+def shoot(page: Any, artifacts: Path, name: str) -> None:
+    """Screenshots at a desktop and a phone width, kept in artifacts/."""
+    for width, height in ((1280, 860), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(artifacts / f"{name}-{width}.png"), full_page=True)
+
+
 def test_picker_switches_to_german_and_the_script_follows(
     server: Any, room: Any, person: Any, artifacts: Path
 ) -> None:
     """The footer's picker turns the pages German (<html lang="de">), the choice sticks
-    across pages, and the text the script writes (the tab's title) is German too."""
+    across pages, and the text the script writes (the tab's title, the turn's moment) is
+    German too; then Spanish."""
     name = room(capacity=1)
-    server.api("POST", f"/api/rooms/{name}/join")  # the one seat is taken: Ada waits
+    held = server.api("POST", f"/api/rooms/{name}/join")  # the one seat is taken: Ada waits
     ada = person(width=390, height=844)
     ada.goto(f"{server.url}/rooms/{name}")
     expect(ada.locator("html")).to_have_attribute("lang", "en")
@@ -27,7 +35,7 @@ def test_picker_switches_to_german_and_the_script_follows(
     ada.get_by_role("button", name="Change language").click()
     expect(ada.locator("html")).to_have_attribute("lang", "de")
     expect(ada.get_by_role("button", name="Sprache wechseln")).to_be_visible()
-    expect(ada.get_by_label("Ihr Anzeigename")).to_be_visible()
+    shoot(ada, artifacts, "lobby-de")
     ada.get_by_label("Ihr Anzeigename").fill("Ada")
     ada.locator(".name-form button[type=submit]").click()
 
@@ -37,9 +45,15 @@ def test_picker_switches_to_german_and_the_script_follows(
     expect(ada.get_by_role("button", name="Die Schlange verlassen")).to_be_visible()
     # The script sets the title after each poll, from the page's German words
     expect(ada).to_have_title(re.compile(r"^Platz 1 in der Schlange · "), timeout=20_000)
-    ada.screenshot(path=str(artifacts / "waiting-de-390.png"), full_page=True)
+    shoot(ada, artifacts, "waiting-de")
+
+    server.api("POST", f"/api/rooms/{name}/leave/{held['token']}")  # Ada's turn
+    expect(ada.locator("#turn-go")).to_contain_text("Sie werden hineingebracht", timeout=20_000)
+    expect(ada.get_by_role("heading", name=f"Sie sind in {name}")).to_be_visible()
+    expect(ada.locator("#connection")).to_have_attribute("data-state", "live")
+    shoot(ada, artifacts, "room-de")
 
     ada.locator("#language-choice").select_option("es")
     ada.get_by_role("button", name="Sprache wechseln").click()
     expect(ada.locator("html")).to_have_attribute("lang", "es")
-    expect(ada.get_by_role("button", name="Salir de la fila")).to_be_visible()
+    expect(ada.get_by_role("button", name="Salir de la sala")).to_be_visible()
