@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, abort, current_app, request, session, url_for
+from flask_babel import format_number
 from flask_sock import Sock
 from redis.exceptions import RedisError
 from simple_websocket import ConnectionClosed
@@ -84,7 +85,7 @@ def chat_words(error: ChatError) -> str:
         if "empty" in str(error):
             return _("an empty message cannot be sent")
         if "at most" in str(error):
-            return _("a message can be at most %(count)s characters", count=f"{MAX_TEXT:,}")
+            return _("a message can be at most %(count)s characters", count=format_number(MAX_TEXT))
         return _("a message must be text")
     return str(error)
 
