@@ -90,7 +90,12 @@ def test_picker_needs_csrf_and_a_known_language(visitor: Any) -> None:
 def test_picker_never_sends_to_another_site(visitor: Any) -> None:
     """A `next` that is not a path of this site goes to the lobby."""
     token = visitor.csrf("/")
-    for wanted in ("https://evil.example/", "//evil.example/", "/\\evil.example"):
+    for wanted in (
+        "https://evil.example/",
+        "//evil.example/",
+        "/\\evil.example",
+        "/\t/evil.example",
+    ):
         reply = visitor.client.post(
             "/language", data={"lang": "es", "next": wanted, "csrf_token": token}
         )
