@@ -322,6 +322,10 @@ class WaitingRooms:
         raw = self.client.hget(self.keys.room(room).tickets, token)
         return None if raw is None else str(json.loads(raw)["st"])
 
+    def rename(self, room: str, token: str, name: str) -> bool:
+        """Gives a live ticket a new display name (already cleaned); False if none."""
+        return bool(self._run("room_rename", room, token, name))
+
     def participants(self, room: str) -> list[Participant]:
         """Who holds a seat, in the order they were seated."""
         keys = self.keys.room(room)

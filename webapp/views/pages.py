@@ -82,10 +82,12 @@ def home() -> ResponseReturnValue:
             mine[room] = lobby().check_in(room, token).ticket.position
         except RoomError:
             remember(room, None)
+    if is_htmx():  # the lobby's poll: the room cards alone
+        return render_template("_room_cards.html", cards=lobby().cards(), mine=mine)
     wanted = request.args.get("next", "")
     return render_template(
         "lobby.html",
-        rooms=rooms().summaries(),
+        cards=lobby().cards(),
         mine=mine,
         name=session.get("name", ""),
         next=wanted if NEXT_PATH.fullmatch(wanted) else "",
@@ -94,7 +96,10 @@ def home() -> ResponseReturnValue:
 
 @bp.post("/name")
 def set_name() -> ResponseReturnValue:
+    """Sets the display name, or changes it (the header's form, from any page): the
+    visitor's live tickets carry the new one, so rooms show it from their next update."""
     wanted = request.form.get("next", "")
+    back = wanted if NEXT_PATH.fullmatch(wanted) else ""
     try:
         name = clean_display_name(request.form.get("name", ""))
     except InvalidInput as error:
@@ -102,11 +107,19 @@ def set_name() -> ResponseReturnValue:
     else:
         problem = "" if name else "Please type a name that others will see."
     if problem:
-        flash(problem, "error")
-        return redirect(url_for(".home", next=wanted or None)), 303
+        flash(problem.capitalize().rstrip(".") + ".", "error")
+        if session.get("name"):  # a change: back where it was asked, the old name kept
+            return redirect(back or url_for(".home")), 303
+        return redirect(url_for(".home", next=back or None)), 303
+    changed = session.get("name") not in (None, "", name)
     session["name"] = name
     visitor_id()
-    return redirect(wanted if NEXT_PATH.fullmatch(wanted) else url_for(".home")), 303
+    if changed:
+        for room, token in tickets().items():
+            with contextlib.suppress(RoomError):
+                visits().rename(room, token, name)
+        flash(f"Your name is now {name}.", "info")
+    return redirect(back or url_for(".home")), 303
 
 
 @bp.get("/rooms/<room>")
@@ -118,6 +131,8 @@ def gate(room: str) -> ResponseReturnValue:
     if not session.get("name"):
         return redirect(url_for(".home", next=request.path))
     standing = visits().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
+    if (gone := moved_away(room, standing.ticket.token)) is not None:
+        return gone
     remember(room, standing.ticket.token)
     if not standing.ticket.seated:
         return render_template("waiting.html", **line_context(room, standing))
@@ -129,6 +144,12 @@ def gate(room: str) -> ResponseReturnValue:
     return render_template(
         "room.html", room=room, state=state, welcome=welcome, poll=poll, you=you, support_code=code
     )
+
+
+def moved_away(room: str, token: str) -> ResponseReturnValue | None:
+    from webapp.views import move  # it imports this module
+
+    return move.moved_away(room, token)
 
 
 def is_waitlist(room: str) -> bool:
@@ -144,6 +165,8 @@ def line(room: str) -> ResponseReturnValue:
     token = tickets().get(room)
     if token is None:
         return to_gate(room)
+    if (gone := moved_away(room, token)) is not None:
+        return gone
     try:
         standing = lobby().check_in(room, token, shown=session.get("shown", {}).get(room))
     except (TicketGone, TicketNotFound, RoomNotFound) as error:
