@@ -38,7 +38,7 @@ from webapp.domain.rooms import (
     public_id,
 )
 from webapp.realtime import room_state
-from webapp.views import lobby, rooms, visits
+from webapp.views import lobby, moves, rooms, visits
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -73,6 +73,9 @@ def is_htmx() -> bool:
 def home() -> ResponseReturnValue:
     mine: dict[str, Any] = {}
     for room, token in list(tickets().items()):
+        if moves().moved_away(room, token, session.get("holders", {}).get(room)):
+            remember(room, None)  # moved to another browser: not this one's any more
+            continue
         # A seat is only looked at: a check-in would hold it for session_seconds while
         # its holder browses the lobby, instead of the grace an away visitor gets.
         if rooms().ticket_state(room, token) in ("offered", "admitted"):
