@@ -78,14 +78,18 @@ def test_lobby_and_error_pages(server: Any, room: Any, person: Any, artifacts: P
     assert not found, "\n".join(found)
 
 
-def test_a_name_change_is_seen_by_another_member(server: Any, room: Any, person: Any) -> None:
+def test_a_name_change_is_seen_by_another_member(
+    server: Any, room: Any, person: Any, artifacts: Path
+) -> None:
     """Ann renames herself from the header; Bob, in the same room, sees the new name."""
     hall = room(capacity=2)
     ann, bob = person(), person(width=390)
     named(ann, server, "Ann", f"/rooms/{hall}")
     named(bob, server, "Bob", f"/rooms/{hall}")
     expect(bob.locator("#participants")).to_contain_text("Ann")
-    ann.get_by_text("Change name").click()
+    ann.locator(".who summary").click()
+    found = axe_and_shoot(ann, artifacts, "name-change")
+    assert not found, "\n".join(found)
     ann.get_by_label("New display name").fill("Annie Hall")
     ann.get_by_role("button", name="Save").click()
     expect(ann.locator("header .who-name")).to_contain_text("Annie Hall")

@@ -20,6 +20,7 @@ from webapp.views.pages import is_htmx, remember, tickets, visitor_id
 
 bp = Blueprint("move", __name__)
 LIVE = ("waiting", "offered", "admitted")
+OFFERED = ("waiting", "offered")  # the waiting page offers it; a seat stays where it is
 REFUSED = {"expired": 410, "used": 410, "ended": 410, "invalid": 400}
 
 
@@ -44,7 +45,7 @@ def moved_away(room: str, token: str) -> ResponseReturnValue | None:
 @bp.get("/rooms/<room>/move")
 def offer(room: str) -> ResponseReturnValue:
     token = tickets().get(room)
-    if token is None or rooms().ticket_state(room, token) not in LIVE:
+    if token is None or rooms().ticket_state(room, token) not in OFFERED:
         return render_template("move.html", room=room, refused="ended"), 410
     link = url_for(".take", link=moves().offer(room, token, visitor_id()), _external=True)
     qr = segno.make(link, error="m").svg_inline(scale=4, dark="#000", light="#fff", border=2)
