@@ -87,7 +87,7 @@ def test_name_change_reaches_the_room(
     ann = make_visitor("Ann")
     ann.get("/rooms/hall")
     page = ann.get("/rooms/hall").get_data(as_text=True)
-    assert "Change name" in page and 'name="next" value="/rooms/hall"' in page
+    assert "New display name" in page and 'name="next" value="/rooms/hall"' in page
     token = ann.csrf("/rooms/hall")
     refused = ann.client.post("/name", data={"name": "Annie", "next": "/rooms/hall"})
     assert refused.status_code == 400
@@ -97,7 +97,7 @@ def test_name_change_reaches_the_room(
     )
     assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
     assert [p.name for p in engine.participants("hall")] == ["Annie"]
-    assert "You are <strong>Annie</strong>" in ann.get("/").get_data(as_text=True)
+    assert "<strong>Annie</strong>" in ann.get("/").get_data(as_text=True)
 
 
 def test_place_moves_to_another_browser_once(
