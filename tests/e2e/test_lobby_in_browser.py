@@ -125,3 +125,21 @@ def test_a_place_moves_to_another_browser(
     again.get_by_role("button", name="Move my place here").click()
     expect(again.get_by_role("heading", name="This link was already used")).to_be_visible()
     assert not found, "\n".join(found)
+
+
+def test_a_full_line_counts_down_and_tries_again(
+    server: Any, room: Any, person: Any, artifacts: Path
+) -> None:
+    """The line-too-long page counts its Retry-After down and asks again by itself."""
+    hall = room(capacity=1, max_line_length=1)
+    for name in ("Ann", "Bob"):
+        server.visitor(name).open(f"/rooms/{hall}")
+    page = person()
+    named(page, server, "Cy", f"/rooms/{hall}")
+    expect(page).to_have_title("The line is too long right now · Waiting room")
+    expect(page.locator("[data-retry-after]")).to_contain_text("Trying again in")
+    found = axe_and_shoot(page, artifacts, "error-line-full")
+    assert not found, "\n".join(found)
+    server.admin(hall, max_line_length=5)
+    page.locator("[data-retry-after]").evaluate("box => box.querySelector('a').click()")
+    expect(page).to_have_title(re.compile("Number 2 in line"))
