@@ -21,7 +21,7 @@ WIDTHS = ((390, 844), (1280, 860))
 
 def axe_and_shoot(page: Any, artifacts: Path, name: str) -> list[str]:
     """Serious or critical axe violations at both widths in both colour schemes, and a
-    screenshot at each width (light)."""
+    screenshot of each (<name>-<width>.png, <name>-<width>-dark.png)."""
     from axe_playwright_python.sync_playwright import Axe
 
     found = []
@@ -36,6 +36,7 @@ def axe_and_shoot(page: Any, artifacts: Path, name: str) -> list[str]:
                 for v in results.response["violations"]
                 if v["impact"] in SERIOUS
             ]
+        page.screenshot(path=str(artifacts / f"{name}-{width}-dark.png"), full_page=True)
         page.emulate_media(color_scheme="light")
         page.screenshot(path=str(artifacts / f"{name}-{width}.png"), full_page=True)
     page.set_viewport_size({"width": 1280, "height": 860})

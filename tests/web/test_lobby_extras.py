@@ -134,6 +134,8 @@ def test_place_moves_to_another_browser_once(
     assert again.status_code == 410 and "already used" in again.get_data(as_text=True)
     assert visitor.get("/rooms/hall/line", htmx=True).status_code == 200
     assert "Number 1" in visitor.get("/rooms/hall").get_data(as_text=True)
+    api = visitor.get(f"/api/rooms/hall/position/{ticket}")  # the API token still works
+    assert api.status_code == 200 and api.get_json()["position"] == 1
 
 
 def test_expired_or_tampered_link_changes_nothing(
