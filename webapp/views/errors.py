@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+from typing import NamedTuple
 
 from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
@@ -13,6 +15,7 @@ from werkzeug.exceptions import HTTPException
 from webapp.domain import rooms as engine
 from webapp.domain.estimate import Estimate
 from webapp.security import throttled
+from webapp.views.extras import room_about
 from webapp.views.pages import wait_words
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,93 @@ STATUS = {
 }
 
 
+class Problem(NamedTuple):
+    """An error page in plain words: what happened, why, and what to do next."""
+
+    what: str
+    why: str
+    next: str
+
+
+PROBLEMS = {
+    400: Problem(
+        "Something in the request did not add up",
+        "",
+        "Go back, check what you typed, and try again.",
+    ),
+    404: Problem(
+        "We could not find that page",
+        "Nothing lives at this address. The link may be mistyped, or what it led to is gone.",
+        "Pick a room from the lobby.",
+    ),
+    405: Problem(
+        "That does not work here",
+        "This address cannot be used that way, for example a form sent to a page "
+        "that only shows things.",
+        "Go back to the lobby and use its buttons.",
+    ),
+    409: Problem(
+        "That cannot be done right now",
+        "The room is not in a state that allows it.",
+        "Go back to the lobby and see how the room stands.",
+    ),
+    410: Problem(
+        "Your place has ended",
+        "",
+        "You can join the line again from the lobby, at the back.",
+    ),
+    413: Problem(
+        "That was too much to send",
+        "What was sent is larger than this site accepts.",
+        "Send something shorter.",
+    ),
+    429: Problem(
+        "Too many tries",
+        "There were many wrong tries from your address in a short time, so we paused them.",
+        "Wait a little, then try again.",
+    ),
+    500: Problem(
+        "Something went wrong on our side",
+        "The site hit a problem it did not expect. It is not something you did.",
+        "Try again in a moment; if it keeps happening, tell the people who run this site.",
+    ),
+}
+QUOTED = re.compile(r"""(['"])([^'"]*)\1""")
+
+
+def plain(message: str) -> str:
+    """A domain message as a sentence, without code quotes ("room 'a' ..." -> "room a")."""
+    text = QUOTED.sub(r"\2", message).strip()
+    return (text[:1].upper() + text[1:]).rstrip(".") + "." if text else ""
+
+
+def problem_for(error: Exception | None, status: int, message: str) -> Problem:
+    """The words of a browser's error page (the API keeps ``message``)."""
+    if isinstance(error, engine.RoomNotFound):
+        return Problem(
+            "We could not find that room",
+            "There is no room at this address. It may have been deleted, or the link "
+            "may be mistyped.",
+            "Pick a room from the lobby.",
+        )
+    if isinstance(error, engine.RoomClosed):
+        waitlist = "waitlist" in message
+        return Problem(
+            "This room is closed" if not waitlist else "This room has a waitlist",
+            "It takes no new visitors right now."
+            if not waitlist
+            else "People sign up for it with their email instead of waiting on a page.",
+            "Sign up on the room's page." if waitlist else "Come back later, or pick another room.",
+        )
+    if isinstance(error, engine.TicketGone):
+        why = plain(message.partition(": ")[2]) if ": " in message else ""
+        return PROBLEMS[410]._replace(why=why or "It was given up or it lapsed.")
+    base = PROBLEMS.get(status, PROBLEMS[500] if status >= 500 else PROBLEMS[400])
+    if status in (400, 409) and message:
+        base = base._replace(why=plain(message))
+    return base
+
+
 def wants_json() -> bool:
     return request.path.startswith("/api/")
 
@@ -41,14 +131,26 @@ def error_response(
     headers: dict[str, str] | None = None,
     outage: bool = False,
     retry: str = "",
+    error: Exception | None = None,
+    retry_seconds: int = 0,
 ) -> ResponseReturnValue:
     """JSON under /api/, else the friendly page (``outage``: we are down, not the line;
     ``retry``: when to come back, in words)."""
     if wants_json():
         return jsonify(error=message), status, headers or {}
     reload = request.method == "GET"  # an outage page asks again by itself
+    room = (request.view_args or {}).get("room")
+    opens_at = room_about(room).opens_at if status == 409 and room else None
     page = render_template(
-        "error.html", status=status, message=message, outage=outage, retry=retry, reload=reload
+        "error.html",
+        status=status,
+        problem=problem_for(error, status, message),
+        outage=outage,
+        retry=retry,
+        retry_seconds=retry_seconds,
+        reload=reload,
+        opens_at=opens_at,
+        again=request.url if request.method == "GET" else "",
     )
     return page, status, headers or {}
 
@@ -56,13 +158,16 @@ def error_response(
 def init_app(app: Flask) -> None:
     @app.errorhandler(engine.RoomError)
     def room_error(error: engine.RoomError) -> ResponseReturnValue:
-        headers, retry = {}, ""
+        headers, retry, seconds = {}, "", 0
         if isinstance(error, engine.JoinRefused):
             headers["Retry-After"] = str(error.retry_after)
             retry = wait_words(Estimate(error.retry_after, 0.0), "open")
+            seconds = int(error.retry_after)
         # By the class or its nearest listed base: EntryNotFound is a TicketNotFound (404).
         status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
-        return error_response(status, str(error), headers, retry=retry)
+        return error_response(
+            status, str(error), headers, retry=retry, error=error, retry_seconds=seconds
+        )
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:
