@@ -64,8 +64,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         api,
         claims,
         errors,
+        extras,
         health,
         language,
+        move,
         pages,
         waitlist,
         ws,
@@ -80,6 +82,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(language.bp)  # the footer's language picker
+    app.register_blueprint(extras.bp)  # room headings, clock times, the favicon
+    app.register_blueprint(move.bp)  # continue on another device
     app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`

@@ -182,6 +182,9 @@ JS_STRINGS = {
     "turnNotifyBody": lazy_gettext("A seat in %(room)s is free for you."),
     "endedTitle": lazy_gettext("Your place has ended · %(room)s"),
     "seatEndedTitle": lazy_gettext("Your seat has ended · %(room)s"),
+    # the lobby and the error pages (static/js/lobby.js)
+    "retrying": lazy_gettext("Trying again now…"),
+    "tryNow": lazy_gettext("Try again now"),
     # the room page
     "title_your_turn": lazy_gettext("It is your turn! · %(room)s"),
     "your_turn": lazy_gettext("It is your turn"),
@@ -223,6 +226,7 @@ JS_STRINGS = {
 }
 # Marked for extraction with ngettext below; read back through the catalogue above.
 JS_PLURALS = {
+    "retryIn": ("Trying again in %(num)s second.", "Trying again in %(num)s seconds."),
     "new_messages": ("%(num)s new message", "%(num)s new messages"),
     "missed": (
         "%(num)s earlier message is no longer available.",
@@ -230,6 +234,7 @@ JS_PLURALS = {
     ),
 }
 if TYPE_CHECKING:  # never run: only shows pybabel the plural pairs above
+    ngettext("Trying again in %(num)s second.", "Trying again in %(num)s seconds.", 1)
     ngettext("%(num)s new message", "%(num)s new messages", 1)
     ngettext(
         "%(num)s earlier message is no longer available.",

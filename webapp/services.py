@@ -17,6 +17,7 @@ from webapp.chat_relay import ChatRelay
 from webapp.domain.chat import Chats
 from webapp.domain.connections import ConnectionLimits
 from webapp.domain.lobby import Lobby
+from webapp.domain.moves import Moves
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
@@ -46,6 +47,7 @@ class Services:
     reports: Reports
     sweeper: Sweeper | None
     chat_upkeep: float
+    moves: Moves
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -85,10 +87,12 @@ def build(settings: Mapping[str, Any]) -> Services:
     lobby = Lobby(rooms, refresh=settings["STATS_REFRESH"])
     waitlists = Waitlists(rooms, secret=settings["SECRET_KEY"] or "")
     visits = Visits(rooms, chats, relay, lobby, waitlists)
+    scripts = Scripts(client)
+    secret = settings["SECRET_KEY"] or ""
     return Services(
         client=client,
         keys=keys,
-        scripts=Scripts(client),
+        scripts=scripts,
         rooms=rooms,
         lobby=lobby,
         chats=chats,
@@ -107,4 +111,5 @@ def build(settings: Mapping[str, Any]) -> Services:
         reports=Reports(rooms),
         sweeper=Sweeper(rooms, sweep_every, visits=visits) if sweep_every else None,
         chat_upkeep=float(settings["CHAT_UPKEEP_SECONDS"] or 0),
+        moves=Moves(client, keys, scripts, secret, clock=settings["CLOCK"] or time.time),
     )

@@ -47,13 +47,13 @@ def test_german_and_spanish_error_pages(visitor: Any) -> None:
     german = visitor.client.get("/no-such-page", headers={"Accept-Language": "de"})
     page = german.get_data(as_text=True)
     assert german.status_code == 404
-    assert "Unter dieser Adresse gibt es keine Seite" in page
+    assert "Unter dieser Adresse gibt es nichts" in page
     assert "Zurück zur Übersicht" in page
     assert js_strings(page)["live"] == "Live"
     assert js_strings(page)["reconnecting"] == "Neu verbinden …"
     spanish = visitor.client.get("/no-such-page", headers={"Accept-Language": "es"})
     page = spanish.get_data(as_text=True)
-    assert "No hay ninguna página en esta dirección" in page
+    assert "No hay nada en esta dirección" in page
     assert js_strings(page)["new_messages_other"] == "%(num)s mensajes nuevos"
 
 
@@ -108,7 +108,7 @@ def test_room_errors_in_the_visitors_language(make_visitor: Any, make_room: Any)
     make_room("hall", status="closed")
     page = guest.client.get("/rooms/hall", headers={"Accept-Language": "de"})
     assert page.status_code == 409
-    assert "Dieser Raum ist für neue Besucher vorerst geschlossen." in page.get_data(as_text=True)
+    assert "Er nimmt gerade keine neuen Besucher auf." in page.get_data(as_text=True)
     api = guest.client.get("/api/rooms/nope/qsize", headers={"Accept-Language": "de"})
     assert api.get_json()["error"] == "no room named 'nope'"
 
@@ -130,7 +130,10 @@ def test_admin_panel_stays_english(visitor: Any) -> None:
 
 def test_error_page_titles_say_what_happened_not_a_number(visitor: Any) -> None:
     """The tab's title of an error page is its heading, in words, never a status code."""
-    for lang, heading in (("en", "We could not find that"), ("de", "Das haben wir nicht gefunden")):
+    for lang, heading in (
+        ("en", "We could not find that page"),
+        ("de", "Diese Seite haben wir nicht gefunden"),
+    ):
         page = visitor.client.get("/nowhere", headers={"Accept-Language": lang})
         text = page.get_data(as_text=True)
         assert page.status_code == 404

@@ -29,6 +29,7 @@ from webapp.domain import estimate
 from webapp.domain.rooms import (
     JoinRefused,
     RoomNotFound,
+    RoomSummary,
     SettingsChanged,
     Ticket,
     TicketGone,
@@ -74,6 +75,20 @@ class Place(NamedTuple):
     standing: Standing | None = None
     left: float | None = None
     ended: Ended | None = None
+
+
+class Card(NamedTuple):
+    """A room as the lobby lists it: its live figures and its (cached) settings."""
+
+    summary: RoomSummary
+    settings: RoomSettings
+
+    @property
+    def title(self) -> str:
+        return self.settings.title or self.summary.name
+
+
+CARD_ORDER = {"open": 0, "paused": 1, "closed": 2}  # open rooms first, then by title
 
 
 class _Cached(NamedTuple):
@@ -130,6 +145,16 @@ class Lobby:
         if settings is None:
             raise RoomNotFound(f"no room named {room!r}")
         return settings
+
+    def cards(self) -> list[Card]:
+        """Every room for the lobby: open first, then paused, then closed; by title."""
+        found = []
+        for summary in self.rooms.summaries():
+            settings = self._room(summary.name).settings
+            if settings is not None:
+                found.append(Card(summary, settings))
+        order = CARD_ORDER.get
+        return sorted(found, key=lambda c: (order(c.summary.status, 3), c.title.casefold()))
 
     def stats(self, room: str) -> dict[str, float]:
         """The room's statistics as last read (at most ``refresh`` seconds old)."""

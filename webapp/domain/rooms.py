@@ -331,6 +331,10 @@ class WaitingRooms:
         score = self.client.zscore(self.keys.room(room).seats, token)
         return None if score is None else float(score)
 
+    def rename(self, room: str, token: str, name: str) -> bool:
+        """Gives a live ticket a new display name (already cleaned); False if none."""
+        return bool(self._run("room_rename", room, token, name))
+
     def participants(self, room: str) -> list[Participant]:
         """Who holds a seat, in the order they were seated."""
         keys = self.keys.room(room)

@@ -55,6 +55,13 @@ class Visits:
             self.rooms.predict(room, standing.ticket.token, guess.wait, low, high)
         return standing
 
+    def rename(self, room: str, token: str, name: str) -> bool:
+        """A visitor's new display name on their ticket; the room hears of it."""
+        renamed = self.rooms.rename(room, token, name)
+        if renamed:
+            self.publisher.changed(room)
+        return renamed
+
     def end(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
         """Ends the ticket (its seat or its place), takes it out of the room's chat and
         tells the room. ``why`` removed and ``who``: an admin's doing, audited."""

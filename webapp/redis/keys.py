@@ -164,6 +164,14 @@ class Keys:
         for the mailer's idempotency and the panel. One field per notice ever sent."""
         return f"{self.prefix}:{{room:{room}}}:mail"
 
+    def move_used(self, room: str, link_id: str) -> str:
+        """string: a move-to-another-device link taken (single use); TTL its lifetime."""
+        return f"{self.prefix}:{{room:{room}}}:move:used:{link_id}"
+
+    def move_holder(self, room: str, token: str) -> str:
+        """string: the browser a moved ticket belongs to now; TTL a day (Moves)."""
+        return f"{self.prefix}:{{room:{room}}}:move:holder:{token}"
+
     def claims(self, room: str) -> str:
         """hash, kept with the room: admitted waitlist entry -> when its claim link was
         used (one field per admitted entry at most)."""

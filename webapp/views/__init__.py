@@ -7,6 +7,7 @@ from flask import current_app
 
 from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
+from webapp.domain.moves import Moves
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
@@ -41,3 +42,7 @@ def reports() -> Reports:
 
 def waitlists() -> Waitlists:
     return services().waitlists
+
+
+def moves() -> Moves:
+    return services().moves

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import logging
+import re
+from typing import NamedTuple
 
 from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
-from flask_babel import format_timedelta
 from flask_limiter import RateLimitExceeded
 from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
-from webapp.domain import waitlist
-from webapp.domain.rooms import MAX_DISPLAY_NAME
+from webapp.domain.estimate import Estimate
 from webapp.i18n import _, gone_reason
 from webapp.security import throttled
+from webapp.views.extras import room_about
+from webapp.views.pages import wait_words
+from webapp.views.refusals import explain
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,119 @@ STATUS = {
 }
 
 
+class Problem(NamedTuple):
+    """An error page in plain words: what happened, why, and what to do next."""
+
+    what: str
+    why: str
+    next: str
+
+
+def problems() -> dict[int, Problem]:
+    """The error pages' words, in the visitor's language."""
+    return {
+        400: Problem(
+            _("Something in the request did not add up"),
+            "",
+            _("Go back, check what you typed, and try again."),
+        ),
+        403: Problem(
+            _("That is not open to you"),
+            _("This is not open to you: join the room from its page first."),
+            _("Go back to the lobby and use its buttons."),
+        ),
+        404: Problem(
+            _("We could not find that page"),
+            _(
+                "Nothing lives at this address. The link may be mistyped, or what it led "
+                "to is gone."
+            ),
+            _("Pick a room from the lobby."),
+        ),
+        405: Problem(
+            _("That does not work here"),
+            _(
+                "This address cannot be used that way, for example a form sent to a page "
+                "that only shows things."
+            ),
+            _("Go back to the lobby and use its buttons."),
+        ),
+        409: Problem(
+            _("That cannot be done right now"),
+            _("The room is not in a state that allows it."),
+            _("Go back to the lobby and see how the room stands."),
+        ),
+        410: Problem(
+            _("Your place has ended"),
+            "",
+            _("You can join the line again from the lobby, at the back."),
+        ),
+        413: Problem(
+            _("That was too much to send"),
+            _("What was sent is larger than this site accepts."),
+            _("Send something shorter."),
+        ),
+        429: Problem(
+            _("Too many tries"),
+            _("There were many wrong tries from your address in a short time, so we paused them."),
+            _("Wait a little, then try again."),
+        ),
+        500: Problem(
+            _("Something went wrong on our side"),
+            _("The site hit a problem it did not expect. It is not something you did."),
+            _("Try again in a moment; if it keeps happening, tell the people who run this site."),
+        ),
+    }
+
+
+QUOTED = re.compile(r"""(['"])([^'"]*)\1""")
+
+
+def plain(message: str) -> str:
+    """A domain message as a sentence, without code quotes ("room 'a' ..." -> "room a")."""
+    text = QUOTED.sub(r"\2", message).strip()
+    return (text[:1].upper() + text[1:]).rstrip(".") + "." if text else ""
+
+
+def problem_for(error: Exception | None, status: int, message: str) -> Problem:
+    """The words of a browser's error page, in the visitor's language (the API keeps
+    ``message``, English)."""
+    if isinstance(error, engine.RoomNotFound):
+        return Problem(
+            _("We could not find that room"),
+            _(
+                "There is no room at this address. It may have been deleted, or the link "
+                "may be mistyped."
+            ),
+            _("Pick a room from the lobby."),
+        )
+    if isinstance(error, engine.RoomClosed):
+        if "waitlist" in message:
+            return Problem(
+                _("This room has a waitlist"),
+                _("People sign up for it with their email instead of waiting on a page."),
+                _("Sign up on the room's page."),
+            )
+        return Problem(
+            _("This room is closed"),
+            _("It takes no new visitors right now."),
+            _("Come back later, or pick another room."),
+        )
+    words = problems()
+    if isinstance(error, engine.TicketGone):
+        reason = gone_reason(error.why)
+        return words[410]._replace(why=reason[:1].upper() + reason[1:] + ".")
+    base = words.get(status, words[500] if status >= 500 else words[400])
+    if isinstance(error, engine.RoomError):
+        return base._replace(why=explain(error))
+    if isinstance(error, HTTPException) and status == 400 and error.description:
+        ours = not error.description.startswith("The browser")  # BadRequest(_("...")) only
+        return base._replace(why=error.description if ours else "")
+    if status == 409 and message:
+        return base._replace(why=plain(message))
+    return base
+
+
 def wants_json() -> bool:
     return request.path.startswith("/api/")
 
@@ -43,21 +159,26 @@ def error_response(
     headers: dict[str, str] | None = None,
     outage: bool = False,
     retry: str = "",
-    said: str = "",
+    error: Exception | None = None,
+    retry_seconds: int = 0,
 ) -> ResponseReturnValue:
     """JSON under /api/, else the friendly page (``outage``: we are down, not the line;
-    ``retry``: when to come back, in words; ``said``: the page's message in the visitor's
-    language, where it differs from the API's English ``message``)."""
+    ``retry``: when to come back, in words)."""
     if wants_json():
         return jsonify(error=message), status, headers or {}
     reload = request.method == "GET"  # an outage page asks again by itself
+    room = (request.view_args or {}).get("room")
+    opens_at = room_about(room).opens_at if status == 409 and room else None
     page = render_template(
         "error.html",
         status=status,
-        message=said or message,
+        problem=problem_for(error, status, message),
         outage=outage,
         retry=retry,
+        retry_seconds=retry_seconds,
         reload=reload,
+        opens_at=opens_at,
+        again=request.url if request.method == "GET" else "",
     )
     return page, status, headers or {}
 
@@ -65,23 +186,23 @@ def error_response(
 def init_app(app: Flask) -> None:
     @app.errorhandler(engine.RoomError)
     def room_error(error: engine.RoomError) -> ResponseReturnValue:
-        headers, retry = {}, ""
+        headers, retry, seconds = {}, "", 0
         if isinstance(error, engine.JoinRefused):
             headers["Retry-After"] = str(error.retry_after)
-            retry = format_timedelta(error.retry_after)
+            retry = wait_words(Estimate(error.retry_after, 0.0), "open")
+            seconds = int(error.retry_after)
         # By the class or its nearest listed base: EntryNotFound is a TicketNotFound (404).
         status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
-        return error_response(status, str(error), headers, retry=retry, said=explain(error))
+        return error_response(
+            status, str(error), headers, retry=retry, error=error, retry_seconds=seconds
+        )
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:
         # Redis unreachable or failing: an outage to wait out, not a bug in the request
         log.warning("Redis error on %s %s: %s", request.method, request.path, error)
         message = "the waiting room is briefly unavailable; please try again in a moment"
-        said = _(
-            "The waiting room is briefly unavailable, because one of our servers is not answering."
-        )
-        return error_response(503, message, {"Retry-After": "5"}, outage=True, said=said)
+        return error_response(503, message, {"Retry-After": "5"}, outage=True)
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
@@ -98,64 +219,4 @@ def init_app(app: Flask) -> None:
         }.get(status, error.description or error.name)
         headers = dict(error.get_headers()) if status == 405 else {}
         headers.pop("Content-Type", None)
-        return error_response(status, message, headers, said=http_words(status, error))
-
-
-def http_words(status: int, error: HTTPException) -> str:
-    """What a browser visitor reads for an HTTP error, in their language."""
-    if status == 404:
-        return _("There is no page at this address: the link may be mistyped or out of date.")
-    if status == 403:
-        return _("This is not open to you: join the room from its page first.")
-    if status == 405:
-        return _("This page cannot be opened that way: go back and use its buttons instead.")
-    if status == 413:
-        return _("What you sent is too large for us to take.")
-    if status == 400 and error.description and not error.description.startswith("The browser"):
-        return error.description  # our own words (raised as BadRequest(_("...")))
-    return _("Your browser sent something we could not understand.")
-
-
-def explain(error: engine.RoomError) -> str:
-    """A refusal of the engine in the visitor's words and language: what happened and why
-    (the page adds what to do next). The JSON API keeps the engine's English."""
-    english = str(error)
-    if isinstance(error, engine.TicketGone):
-        return _("Your place has ended: %(reason)s.", reason=gone_reason(error.why))
-    if isinstance(error, waitlist.EntryNotFound):
-        return _("This link does not open an entry of this waitlist: it may be incomplete.")
-    if isinstance(error, engine.RoomNotFound):
-        return _(
-            "There is no room at this address: it may have been deleted, or the link is mistyped."
-        )
-    if isinstance(error, engine.TicketNotFound):
-        return _("We could not find your place in this room: it may have ended a while ago.")
-    if isinstance(error, engine.RoomClosed):
-        if "waitlist" in english:
-            return _("This room is a waitlist: sign up to it with your email on its page.")
-        return _("This room is closed to new visitors for now.")
-    if isinstance(error, engine.JoinRefused):
-        if "full" in english:
-            return _("The line is full right now.")
-        return _("The wait is too long right now.")
-    if isinstance(error, engine.NotSeated):
-        return _("You do not hold a seat in this room (any more).")
-    if isinstance(error, engine.NotWaiting):
-        if "confirmed" in english:
-            return _(
-                "This entry has not confirmed its email yet: open the link in the email we sent."
-            )
-        return _("You are not waiting in this line (any more).")
-    if isinstance(error, engine.DrawPending):
-        return _("Nobody is let in before the lottery's draw.")
-    if isinstance(error, waitlist.NotAWaitlist):
-        return _("This room is not a waitlist: join it on its page instead.")
-    if isinstance(error, waitlist.EmailRefused):
-        if error.reason == "disposable":
-            return _("Please sign up with a lasting email address, not a disposable one.")
-        return _("That email address is not valid: please check it for typos.")
-    if isinstance(error, engine.InvalidInput):
-        if english.startswith("name must"):
-            return _("A name can be at most %(count)s characters.", count=MAX_DISPLAY_NAME)
-        return _("Something in this request did not add up, so nothing was changed.")
-    return english  # the admin's refusals (settings conflicts, draws): the panel is English
+        return error_response(status, message, headers, error=error)

@@ -31,6 +31,7 @@ from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import (
     InvalidInput,
+    RoomError,
     RoomNotFound,
     TicketNotFound,
     clean_display_name,
@@ -39,7 +40,7 @@ from webapp.domain.rooms import (
 from webapp.i18n import _, ngettext
 from webapp.realtime import room_state
 from webapp.views import lobby, rooms, visits
-from webapp.views.errors import explain
+from webapp.views.refusals import explain
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -79,10 +80,12 @@ def home() -> ResponseReturnValue:
             mine[place.room] = "seated"
         elif place.standing is not None:
             mine[place.room] = place.standing.ticket.position
+    if is_htmx():  # the lobby's poll of its cards: the cards alone
+        return render_template("_room_cards.html", cards=lobby().cards(), mine=mine)
     wanted = request.args.get("next", "")
     return render_template(
         "lobby.html",
-        rooms=rooms().summaries(),
+        cards=lobby().cards(),
         mine=mine,
         places=places,
         places_poll=places_poll(places),
@@ -110,6 +113,8 @@ def my_places() -> list[Place]:
     """Every place of this session: live ones checked in, ended ones with their reason."""
     found = []
     for room, token in sorted(tickets().items()):
+        if gave_away(room, token):  # now another browser's: listed below as ended, moved
+            continue
         place = lobby().place(room, token)
         if place.ended is not None:
             forget_ended(room, token, place.ended.why)
@@ -152,7 +157,10 @@ def page_ticket(room: str) -> tuple[str | None, str | None]:
 
 @bp.post("/name")
 def set_name() -> ResponseReturnValue:
+    """Sets the display name, or changes it (the header's form, from any page): the
+    visitor's live tickets carry the new one, so rooms show it from their next update."""
     wanted = request.form.get("next", "")
+    back = wanted if NEXT_PATH.fullmatch(wanted) else ""
     try:
         name = clean_display_name(request.form.get("name", ""))
     except InvalidInput as error:
@@ -160,11 +168,19 @@ def set_name() -> ResponseReturnValue:
     else:
         problem = "" if name else _("Please type a name that others will see.")
     if problem:
-        flash(problem, "error")
-        return redirect(url_for(".home", next=wanted or None)), 303
+        flash(problem.capitalize().rstrip(".") + ".", "error")
+        if session.get("name"):  # a change: back where it was asked, the old name kept
+            return redirect(back or url_for(".home")), 303
+        return redirect(url_for(".home", next=back or None)), 303
+    changed = session.get("name") not in (None, "", name)
     session["name"] = name
     visitor_id()
-    return redirect(wanted if NEXT_PATH.fullmatch(wanted) else url_for(".home")), 303
+    if changed:
+        for room, token in tickets().items():
+            with contextlib.suppress(RoomError):
+                visits().rename(room, token, name)
+        flash(_("Your name is now %(name)s.", name=name), "info")
+    return redirect(back or url_for(".home")), 303
 
 
 @bp.get("/rooms/<room>")
@@ -184,6 +200,8 @@ def gate(room: str) -> ResponseReturnValue:
                 forget_ended(room, token, why)
             return ended_page(room, why or "unknown", seat=True)
     standing = visits().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
+    if (gone := moved_away(room, standing.ticket.token)) is not None:
+        return gone
     joined(room, standing)
     if not standing.ticket.seated:
         return render_template("waiting.html", **line_context(room, standing))
@@ -210,6 +228,18 @@ def joined(room: str, standing: Standing) -> None:
         session["ended"] = {r: e for r, e in session["ended"].items() if r != room}
 
 
+def moved_away(room: str, token: str) -> ResponseReturnValue | None:
+    from webapp.views import move  # it imports this module
+
+    return move.moved_away(room, token)
+
+
+def gave_away(room: str, token: str) -> bool:
+    from webapp.views import move  # it imports this module
+
+    return move.gave_away(room, token)
+
+
 def is_waitlist(room: str) -> bool:
     """From the cached settings (``Lobby``): no extra Redis call on a live room's gate."""
     try:
@@ -227,6 +257,8 @@ def line(room: str) -> ResponseReturnValue:
         if why == "unknown" and "t" not in request.args:
             return to_gate(room)  # an old bookmark of the waiting page: the gate asks
         return ended_page(room, why or "unknown")
+    if (gone := moved_away(room, token)) is not None:
+        return gone
     place = lobby().place(room, token, shown=session.get("shown", {}).get(room))
     if place.ended is not None:
         forget_ended(room, token, place.ended.why)

@@ -20,8 +20,8 @@ from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, commitment_of, v
 from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, waitlists
-from webapp.views.errors import explain
 from webapp.views.pages import visitor_id
+from webapp.views.refusals import explain
 
 bp = Blueprint("waitlist", __name__)
 MAX_REF = 32

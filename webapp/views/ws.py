@@ -49,7 +49,7 @@ from webapp.i18n import _, gone_reason
 from webapp.realtime import room_state
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
-from webapp.views.errors import explain
+from webapp.views.refusals import explain
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)
