@@ -157,6 +157,15 @@ class Figures(NamedTuple):
     wall_us: float
     top: str  # the commands run most
 
+    def least(self, other: Figures) -> Figures:
+        """The lower of each timing (other work on the machine only adds time)."""
+        return self._replace(
+            script_us=min(self.script_us, other.script_us),
+            redis_us=min(self.redis_us, other.redis_us),
+            python_us=min(self.python_us, other.python_us),
+            wall_us=min(self.wall_us, other.wall_us),
+        )
+
 
 def operations(bench: Bench, million: bool) -> dict[str, Callable[[int], None]]:
     rooms = {
@@ -198,8 +207,11 @@ def operations(bench: Bench, million: bool) -> dict[str, Callable[[int], None]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per operation")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; the least time kept")
     parser.add_argument("--million", action="store_true", help="also a line of 1,000,000")
     parser.add_argument("--profile", help="cProfile this operation (its label) and print the top")
+    parser.add_argument("--sort", default="cumulative", help="the profile's order")
+    parser.add_argument("--top", type=int, default=45, help="lines of the profile")
     args = parser.parse_args(argv)
 
     def work(stack: contextlib.ExitStack) -> None:
@@ -207,13 +219,20 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(shutil.rmtree, workdir, True)
         bench = Bench(stack, workdir)
         ops = operations(bench, args.million)
-        print("cost per call, in process (Flask test client, no HTTP server), Redis 7 on loopback")
+        print(
+            "cost per call, in process (Flask test client, no HTTP server), Redis on "
+            f"loopback; the least of {args.rounds} interleaved rounds of {args.calls} calls"
+        )
         print(
             f"{'operation':<28} {'cmds':>5} {'scripts':>7} {'script us':>9} {'redis us':>8} "
             f"{'py us':>6} {'wall us':>7}  goal: redis <= {GOAL_REDIS_US:.0f} us"
         )
-        for label, op in ops.items():
-            f = bench.measure(args.calls, op)
+        best: dict[str, Figures] = {}
+        for _ in range(args.rounds):  # interleaved; the least of each timing is kept
+            for label, op in ops.items():
+                f = bench.measure(args.calls, op)
+                best[label] = best[label].least(f) if label in best else f
+        for label, f in best.items():
             verdict = "pass" if f.redis_us <= GOAL_REDIS_US else "miss"
             print(
                 f"{label:<28} {f.commands:>5.1f} {f.scripts:>7.1f} {f.script_us:>9.1f} "
@@ -227,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(args.calls):
                 op(i)
             profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.top)
 
     return run_bounded(600, work)
 

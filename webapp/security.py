@@ -67,14 +67,23 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
     )
     app.config.setdefault("RATELIMIT_KEY_PREFIX", f"{app.config['REDIS_PREFIX']}:limits")
     limiter.init_app(app)
+    if not (app.config.get("RATELIMIT_DEFAULT") or app.config.get("RATELIMIT_APPLICATION")):
+        # No limit applies to every view: only the views decorated with
+        # credential_failures() are limited, and their decorator checks. The hook the
+        # limiter puts in front of every request would look for limits and find none,
+        # about a tenth of a check-in's CPU (docs/performance.md).
+        hooks = app.before_request_funcs.get(None, [])
+        hooks[:] = [hook for hook in hooks if hook != limiter._check_request_limit]
     headers = dict(HEADERS)
     if app.config["SESSION_COOKIE_SECURE"]:
         headers["Strict-Transport-Security"] = HSTS
+    # (lower-case name, name, value): a view's own header of the same name wins
+    wanted = [(name.lower(), name, value) for name, value in headers.items()]
 
     @app.after_request
     def security_headers(response: Response) -> Response:
-        for name, value in headers.items():
-            response.headers.setdefault(name, value)
+        present = {name.lower() for name, _ in response.headers}
+        response.headers.extend([(n, v) for low, n, v in wanted if low not in present])
         return response
 
     @app.errorhandler(CSRFError)
