@@ -11,7 +11,10 @@ import hashlib
 import json
 import secrets
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
+
+import orjson
 
 from webapp.domain.settings import InvalidSetting, RoomSettings, checked, redis_pairs
 from webapp.redis.keys import Keys, RoomKeys
@@ -88,6 +91,7 @@ class JoinRefused(RoomError):
         self.waiting = waiting
 
 
+@lru_cache(maxsize=65536)  # a room's state names every seated ticket at every read
 def public_id(token: str) -> str:
     """Names a ticket's holder to others (participant lists, chat) without giving away
     the ticket, which is a secret: whoever has it can act for its holder."""
@@ -332,7 +336,7 @@ class WaitingRooms:
         for token, raw in zip(tokens, self.client.hmget(keys.tickets, tokens), strict=True):
             if raw is None:
                 continue
-            record = json.loads(raw)
+            record = orjson.loads(raw)  # a thousand seats, a thousand records: the fast parser
             people.append(Participant(token, record.get("n", ""), record["st"], record["a"]))
         return sorted(people, key=lambda p: p.since)
 
