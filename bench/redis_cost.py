@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -167,6 +168,18 @@ class Figures(NamedTuple):
         )
 
 
+LINES = {1_000: "1,000", 1_000_000: "1,000,000"}
+GOAL_MILLION = 1.10  # a line of a million within 1.10 times of a line of a thousand
+
+
+def cycle_check_in(bench: Bench, room: str, tokens: list[str], i: int) -> None:
+    bench.check_in(room, tokens[i % len(tokens)])
+
+
+def join_only(bench: Bench, room: str, _i: int) -> None:
+    bench.join(room)
+
+
 def operations(bench: Bench, million: bool) -> dict[str, Callable[[int], None]]:
     rooms = {
         "join, admitted": ("cost-join-admitted", {"capacity": 1_000_000, **LONG}, False),
@@ -189,19 +202,36 @@ def operations(bench: Bench, million: bool) -> dict[str, Callable[[int], None]]:
         ),
     }
     if million:
-        big = "cost-million"
-        bench.room(big, {"capacity": 1, **LONG}, held=True)
-        keys = bench.app.extensions["services"].keys.room(big)
-        began = time.monotonic()
-        bulk_line(bench.client, keys, 1_000_000, time.time())
-        print(
-            f"  a line of 1,000,000 bulk-loaded in {time.monotonic() - began:.1f} s",
-            file=sys.stderr,
-        )
-        back = [bench.join(big) for _ in range(200)]
-        ops["check-in, back of 1,000,000"] = lambda i: bench.check_in(big, back[i % 200])
-        ops["join, back of 1,000,000"] = lambda i: (bench.join(big), None)[1]
+        for size, name in ((1_000, "cost-line-1k"), (1_000_000, "cost-line-1m")):
+            bench.room(name, {"capacity": 1, **LONG}, held=True)
+            keys = bench.app.extensions["services"].keys.room(name)
+            began = time.monotonic()
+            bulk_line(bench.client, keys, size, time.time())
+            seconds = time.monotonic() - began
+            print(f"  a line of {size:,} bulk-loaded in {seconds:.1f} s", file=sys.stderr)
+            back = [bench.join(name) for _ in range(200)]  # checked in at the back
+            label = LINES[size]
+            ops[f"check-in, back of {label}"] = partial(cycle_check_in, bench, name, back)
+            ops[f"join, back of {label}"] = partial(join_only, bench, name)
     return ops
+
+
+def million_goals(best: dict[str, Figures]) -> None:
+    """A line of 1,000,000 against one of 1,000: the same operations, per call."""
+    print()
+    print("goals (issue 14): a line of 1,000,000 as fast as one of 1,000")
+    for op in ("check-in", "join"):
+        small, big = best[f"{op}, back of 1,000"], best[f"{op}, back of 1,000,000"]
+        for what, a, b in (
+            ("wall time per call", small.wall_us, big.wall_us),
+            ("Redis CPU per call", small.redis_us, big.redis_us),
+        ):
+            ratio = b / a
+            verdict = "pass" if ratio <= GOAL_MILLION else "MISS"
+            print(
+                f"  {verdict}  {op} {what}: 1,000,000 / 1,000 <= {GOAL_MILLION}  "
+                f"{ratio:.2f} ({b:.0f} us vs {a:.0f} us)"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{f.redis_us:>8.1f} {f.python_us:>6.0f} {f.wall_us:>7.0f}  {verdict}"
             )
             print(f"    {f.top}")
+        if args.million:
+            million_goals(best)
         if args.profile:
             profiler = cProfile.Profile()
             op = ops[args.profile]

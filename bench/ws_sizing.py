@@ -232,6 +232,30 @@ def run(
         app.stop()
 
 
+GOAL_SOCKETS = 1000  # issue 14: at least 1,000 open room sockets on 2 workers ...
+GOAL_SLOWER = 1.5  # ... while a waiting visitor's check-in p50 and p95 stay within 1.5x
+
+
+def socket_goals(none: dict[str, Any], most: dict[str, Any]) -> None:
+    """Issue 14's socket goal, with pass or miss."""
+    n = most["sockets"]
+    kept = most["opened"] - most["closed"]
+    rows = [
+        (f"{GOAL_SOCKETS:,} sockets open, every one staying open", f"{kept} of {n}",
+         n >= GOAL_SOCKETS and kept == n),
+        (f"check-in p50 with {n} sockets <= {GOAL_SLOWER}x none",
+         f"{most['p50_ms'] / none['p50_ms']:.2f} ({most['p50_ms']:.1f} vs {none['p50_ms']:.1f} ms)",
+         most["p50_ms"] <= GOAL_SLOWER * none["p50_ms"]),
+        (f"check-in p95 with {n} sockets <= {GOAL_SLOWER}x none",
+         f"{most['p95_ms'] / none['p95_ms']:.2f} ({most['p95_ms']:.1f} vs {none['p95_ms']:.1f} ms)",
+         most["p95_ms"] <= GOAL_SLOWER * none["p95_ms"]),
+        ("no check-in failed", f"{most['failed']} failed", most["failed"] == 0),
+    ]  # fmt: skip
+    print(f"goals (issue 14), {most['class']}")
+    for goal, figure, passed in rows:
+        print(f"  {'pass' if passed else 'MISS'}  {goal:<44} {figure}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--classes", default="gthread,gevent")
@@ -247,6 +271,7 @@ def main() -> None:
           f" {'KiB/s':>8}")  # fmt: skip
     for worker_class in args.classes.split(","):
         base: dict[str, Any] | None = None
+        rows: list[dict[str, Any]] = []
         for count in (int(n) for n in args.sockets.split(",")):
             row = run(worker_class, count, args.polls, args.workers, args.threads, args.settle)
             base = row if base is None else base
@@ -259,6 +284,9 @@ def main() -> None:
             )
             if row["why"]:
                 print(f"  closed: {row['why']}")
+            rows.append(row)
+        if len(rows) > 1 and rows[0]["sockets"] == 0:
+            socket_goals(rows[0], rows[-1])
 
 
 if __name__ == "__main__":
