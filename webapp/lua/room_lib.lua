@@ -310,8 +310,7 @@ local function end_ticket(token, t, why, now)
     elseif t.st == 'waiting' then
         record('abandon', now, now - t.j)
     end
-    record('end_' .. why, now, nil)
-    count('ended_' .. why, now)
+    count('ended_' .. why, now)  -- (a decayed count of its own had no reader)
     redis.call('HDEL', K_PREDICTIONS, token)
     if why == 'removed' then
         audit(now, 'remove', t, t.st)
@@ -364,7 +363,6 @@ local function seat(token, t, now, deadline, state)
             end
         end
     end
-    record('seat', now, nil)
     count('admitted', now)
     local from = t.seq and 'line' or 'direct'
     t.st, t.a = state, now
