@@ -76,3 +76,14 @@ def test_every_key_is_renewed_once_the_renewal_is_due(rooms, r, keys, clock):
     assert r.ttl(room.tickets) > IDLE_TTL - 60
     assert r.ttl(room.stats) > IDLE_TTL
     assert_every_key_has_a_ttl(r, keys)
+
+
+def test_a_prediction_keeps_a_ttl(rooms, r, keys):
+    """The predictions hash, emptied by admissions and made again by a prediction, has
+    a TTL from its first field on."""
+    rooms.join(ROOM)
+    waiter = rooms.join(ROOM)
+    room = keys.room(ROOM)
+    r.delete(room.predictions)
+    rooms.predict(ROOM, waiter.token, 60.0, 30.0, 90.0)
+    assert 0 < r.ttl(room.predictions) <= IDLE_TTL

@@ -24,6 +24,7 @@ ROOM_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 MAX_NAME_LENGTH = 64
 MAX_DISPLAY_NAME = 40
 UPKEEP_BATCH = 200
+IDLE_TTL = 172800  # seconds: an untouched room's runtime keys expire (room_lib.lua's)
 GONE_REASONS = {
     "left": "you left",
     "removed": "an admin removed you",
@@ -423,8 +424,9 @@ class WaitingRooms:
     def predict(self, room: str, token: str, wait: float, low: float, high: float) -> None:
         """Keeps the wait shown to a ticket at its join, to score it at its admission."""
         keys = self.keys.room(room)
+        figures = f"{wait:.1f},{low:.1f},{high:.1f}"
         self.scripts["room_predict"](
-            keys=[keys.line, keys.predictions], args=[token, f"{wait:.1f},{low:.1f},{high:.1f}"]
+            keys=[keys.line, keys.predictions], args=[token, figures, IDLE_TTL]
         )
 
     def presence(self, room: str, token: str, op: str, hold: float = 0) -> Ticket:
