@@ -41,7 +41,7 @@ from typing import Any
 import websocket
 from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until
 
-ADMIN = "bench-admin"
+ADMIN = "bench-admin-token-0123456789"
 ROOM = "bench-chat"
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 RATE_LIMIT, RATE_WINDOW = 20, 10.0  # the server's per-sender limit
@@ -67,7 +67,7 @@ def start(stack: contextlib.ExitStack, workdir: Path, workers: int) -> tuple[str
         **os.environ,
         "REDIS_URL": f"redis://{HOST}:{redis_port}/0",
         "WEBAPP_ADMIN_TOKEN": ADMIN,
-        "WEBAPP_SECRET_KEY": "bench-secret",
+        "WEBAPP_SECRET_KEY": "bench-secret-key-0123456789",
         "WEBAPP_DATA_DIR": str(workdir),
         "WEBAPP_MAX_CONNECTIONS_PER_USER": "1000",
         "WEB_WORKER_CLASS": "gevent",

@@ -204,13 +204,15 @@ def run(
         done = sorted(t for t in timings if t is not None)
         seconds = time.monotonic() - began
         frames_after, received_after = counted(drains)
+        # Closed while timed: counted before the bench closes the sockets itself.
+        closed = sum(each.closed for each in drains)
+        why: collections.Counter[str] = collections.Counter()
+        for each in drains:
+            why.update(each.why)
         for each in drains:
             each.stop.set()
         for each in drains:
             each.join(1)
-        why: collections.Counter[str] = collections.Counter()
-        for each in drains:
-            why.update(each.why)
         for ws in opened:
             with contextlib.suppress(Exception):
                 ws.close(timeout=0.2)
@@ -223,7 +225,7 @@ def run(
             "failed": polls - len(done),
             "p50_ms": 1000 * statistics.median(done) if done else float("nan"),
             "p95_ms": 1000 * done[int(0.95 * (len(done) - 1))] if done else float("nan"),
-            "closed": sum(each.closed for each in drains),
+            "closed": closed,
             "why": dict(why),
             "frames_s": (frames_after - frames) / seconds,
             "kb_s": (received_after - received) / seconds / 1024,
