@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -293,8 +294,12 @@ def release_seat(room: str, token: str, hold: float) -> None:
 
 def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -> None:
     """Reads frames and renews the seat until the socket closes or the seat ends."""
-    next_beat = time.monotonic() + beat
-    next_refresh = time.monotonic() + refresh
+    # The first beat and refresh at a random point of their interval (earlier is never
+    # late): sockets opened together, as at a room's opening or after a restart, would
+    # otherwise beat together forever, a burst of presence calls every `beat` seconds
+    # that the line's check-ins queue behind.
+    next_beat = time.monotonic() + beat * random.uniform(0.2, 1.0)
+    next_refresh = time.monotonic() + refresh * random.uniform(0.2, 1.0)
     while conn.open:
         raw = ws.receive(timeout=max(next_beat - time.monotonic(), 0.0))
         if raw is not None:
