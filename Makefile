@@ -40,7 +40,7 @@ bench: $(DEV)
 	$(PY) bench/redis_cost.py --million
 	$(PY) bench/api_throughput.py
 	$(PY) bench/ws_sizing.py --classes gevent --sockets 0,1000
-	$(PY) bench/chat_latency.py --members 200 --rate 20
+	$(PY) bench/chat_latency.py --members 200 --rate 20 --bare
 	$(PY) bench/room_ceiling.py
 	$(PY) bench/scaling_sim.py
 	$(PY) bench/estimate_accuracy.py
