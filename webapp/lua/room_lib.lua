@@ -471,7 +471,10 @@ end
 -- Every key of a room has a TTL, so the keys of a room nobody uses any more expire
 -- (deleting the room removes them all at once): IDLE_TTL for the runtime keys,
 -- STATS_TTL for the statistics and logs.
-local LONG_LIVED = {[K_STATS] = true, [K_AUDIT] = true, [K_HISTORY] = true, [K_ACCURACY] = true}
+local LONG_LIVED = {}
+for _, key in ipairs({K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}) do
+    LONG_LIVED[key] = true
+end
 local RUNTIME_KEYS = {K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED, K_CLOCK,
     K_CODES, K_PREDICTIONS, K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}
 
