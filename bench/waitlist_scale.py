@@ -9,8 +9,9 @@ ones) with scores from ``priority_score``, since a million script calls would ta
 minutes on a small machine. A tenth carry referral points and nine in ten are
 confirmed, so points move people and admission skips the unconfirmed. Then it times
 ``--reads`` position reads (one script call each, as a page makes), admissions of
-1,000 (room_admit.lua), and with ``--draw`` the switch to lottery and a full draw of
-everyone left. Prints figures; asserts nothing about speed.
+1,000 (room_admit.lua), the sweep's fullest turn (100 lapses with their
+replacements and 500 "nearly in" notices), and with ``--draw`` the switch to lottery
+and a full draw of everyone left. Prints figures; asserts nothing about speed.
 
     .venv/bin/python bench/waitlist_scale.py                # about a minute
     .venv/bin/python bench/waitlist_scale.py --entries 100000 --draw
@@ -26,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
@@ -36,7 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from servers import run_bounded, start_redis
 
 from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import Waitlists, priority_score
+from webapp.domain.waitlist import (
+    DrawRecord,
+    Waitlists,
+    commitment_of,
+    priority_score,
+    verify_draw,
+)
 from webapp.redis.keys import Keys
 
 ROOM = "big"
@@ -181,6 +189,36 @@ def admit_1000(rooms: WaitingRooms, client: redis.Redis, request: str, label: st
     )
 
 
+def sweep_turn(rooms: WaitingRooms, waitlists: Waitlists, client: redis.Redis) -> None:
+    """Times the sweep's fullest turn: 100 lapses due (their deadlines moved into the
+    past), each with its replacement admitted, and 500 'nearly in' notices."""
+    wl = waitlists.keys.waitlist(ROOM)
+    rooms.configure(ROOM, {"notify_near": 500})
+    due = client.zrange(wl.unclaimed, 0, 99)
+    client.zadd(wl.unclaimed, dict.fromkeys(due, 1))
+    t0 = time.perf_counter()
+    turn = waitlists.sweep_turn(ROOM)
+    took = (time.perf_counter() - t0) * 1000
+    print(f"sweep turn: {took:.1f} ms ({turn.lapsed} lapsed, {turn.admitted} admitted in "
+          f"their place, {turn.near} told they are nearly in; one script)")  # fmt: skip
+    rooms.configure(ROOM, {"notify_near": None})
+
+
+def verify_lottery(waitlists: Waitlists, client: redis.Redis, record: DrawRecord) -> None:
+    """Checks the draw as anyone could: the revealed seed hashes to the commitment
+    published before, and the order recomputed from it and the published participants
+    (``verify_draw``) is the line's order."""
+    t0 = time.perf_counter()
+    published = waitlists.draw_entries(ROOM, 0, record.entries)
+    order = verify_draw(record.seed, published)
+    line = client.zrange(waitlists.keys.waitlist(ROOM).line, 0, len(order) - 1)
+    honest = commitment_of(record.seed) == record.commitment
+    took = time.perf_counter() - t0
+    print(f"lottery verified from its seed: commitment {'matches' if honest else 'DIFFERS'}, "
+          f"recomputed order {'equals' if line == order else 'DIFFERS FROM'} the line's "
+          f"({len(order):,} entries, {took:.1f} s)")  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=1_000_000)
@@ -218,8 +256,10 @@ def main() -> int:
         report_reads("position reads", reads, client)
         for i in range(options.batches):
             admit_1000(rooms, client, f"bench-{i}", "admit 1,000")
-        outbox = client.xlen(wl.outbox)
-        print(f"outbox: {outbox:,} messages (one per admission)")
+        kinds = Counter(fields["kind"] for _, fields in client.xrange(wl.outbox))
+        print(f"outbox: {sum(kinds.values()):,} messages ({dict(sorted(kinds.items()))}: "
+              "one per admission, one per scripted join)")  # fmt: skip
+        sweep_turn(rooms, waitlists, client)
         reads = time_reads(waitlists, ids, options.reads, options.seed + 1)
         report_reads("position reads after", reads, client)
         if options.draw:
@@ -228,6 +268,7 @@ def main() -> int:
             record = waitlists.draw(ROOM, who="bench")
             took = time.perf_counter() - t0
             print(f"lottery draw of {record.entries:,} entries: {took:.1f} s ({record.state})")
+            verify_lottery(waitlists, client, record)
             admit_1000(rooms, client, "bench-drawn", "admit 1,000 after the draw")
 
     return run_bounded(options.budget, work)

@@ -60,6 +60,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin,
         admin_api,
         admin_auth,
+        admin_waitlist,  # noqa: F401 (imported for its routes, on admin.bp)
         api,
         claims,
         errors,

@@ -3,15 +3,19 @@
 An entry id is public once a lottery is drawn (its participants are listed for anyone
 to check), so it never opens anything on its own: the entry's page and the API's
 ``token`` carry ``entry_token`` (no expiry: the page is bookmarked for weeks), and the
-confirmation link carries ``confirm_token`` (salt "confirm", expires).
+confirmation link carries ``confirm_token`` (salt "confirm", expires). The signing
+itself is ``webapp.domain.claims`` (the mailer, which has no Flask, signs the same).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, url_for
+from flask import current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
+
+from webapp.domain.claims import sign_confirm, sign_entry
+from webapp.domain.waitlist import LANGUAGES
 
 CONFIRM_MAX_AGE = 3 * 86400  # seconds a confirmation link works
 
@@ -25,7 +29,7 @@ def _confirms() -> URLSafeTimedSerializer:
 
 
 def entry_token(room: str, entry: str) -> str:
-    return _entries().dumps([room, entry])
+    return sign_entry(current_app.config["SECRET_KEY"], room, entry)
 
 
 def entry_of(room: str, token: str) -> str | None:
@@ -38,7 +42,7 @@ def entry_of(room: str, token: str) -> str | None:
 
 
 def confirm_token(room: str, entry: str) -> str:
-    return _confirms().dumps([room, entry])
+    return sign_confirm(current_app.config["SECRET_KEY"], room, entry)
 
 
 def confirm_url(room: str, entry: str) -> str:
@@ -64,3 +68,8 @@ def _entry_in(signed: Any, room: str) -> str | None:
         entry = signed[1]
         return entry if isinstance(entry, str) else None
     return None
+
+
+def entry_language() -> str:
+    """The joiner's language for its emails: the Accept-Language best match of LANGUAGES."""
+    return request.accept_languages.best_match(LANGUAGES) or "en"

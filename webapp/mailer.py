@@ -41,7 +41,15 @@ from typing import Any
 import redis
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from webapp.domain.claims import DEFAULT_CLAIM_SECONDS, claim_url, sign_claim
+from webapp.domain.claims import (
+    DEFAULT_CLAIM_SECONDS,
+    claim_url,
+    confirm_url,
+    entry_url,
+    sign_claim,
+    sign_confirm,
+    sign_entry,
+)
 from webapp.domain.rooms import WaitingRooms
 from webapp.redis.connection import connect
 from webapp.redis.keys import Keys
@@ -50,7 +58,14 @@ from webapp.redis.scripts import Scripts
 log = logging.getLogger("webapp.mailer")
 GROUP = "mailer"
 HERE = Path(__file__).resolve().parent
-SUBJECTS = {"admitted": "You're in: {room}"}
+# Every kind of notice a room's outbox carries, with its subject; each has a text and an
+# HTML template, templates/email/<kind>.txt and .html.
+SUBJECTS = {
+    "confirm": "Confirm your email for {room}",
+    "admitted": "You're in: {room}",
+    "lapsed": "Your place in {room} has lapsed",
+    "near": "You are nearly in: {room}",
+}
 
 
 @dataclass(frozen=True)
@@ -178,8 +193,11 @@ class Mailer:
 
     def _deliver(self, room: str, outbox: str, stream_id: str, fields: dict[str, str]) -> int:
         entry, kind = fields["entry"], fields.get("kind", "admitted")
-        key = idempotency_key(room, entry, kind)
-        field = f"{entry}:{kind}"
+        # A notice sent again on purpose (the 2nd confirmation) is a notice of its own
+        nth = fields.get("nth", "1")
+        notice = kind if nth == "1" else f"{kind}-{nth}"
+        key = idempotency_key(room, entry, notice)
+        field = f"{entry}:{notice}"
         deliveries = self.keys.deliveries(room)
         mid = message_id(key, self.settings.mail_from)
         now = self.clock()
@@ -223,18 +241,27 @@ class Mailer:
         self, room: str, fields: dict[str, str], key: str, mid: str, now: float
     ) -> EmailMessage:
         s = self.settings
-        kind = fields.get("kind", "admitted")
-        # The window runs from the admission, whichever try sends it
-        admitted = float(fields.get("at") or now)
-        room_settings = self.rooms.settings(room)
-        seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
-        token = sign_claim(s.secret, room, fields["entry"], admitted, seconds, kind)
-        context = {
+        kind, entry = fields.get("kind", "admitted"), fields["entry"]
+        context: dict[str, object] = {
             "room": room,
             "name": fields.get("name", ""),
-            "link": claim_url(s.public_url, token),
-            "hours": round(seconds / 3600),
+            "lang": fields.get("lang", "en"),  # the entry's; the templates are English yet
+            "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
         }
+        if kind == "admitted":
+            # The window runs from the admission to the deadline the script set (the
+            # sweep lapses the entry then), whichever try sends it
+            admitted = float(fields.get("at") or now)
+            until = float(fields.get("until") or 0)
+            if not until:  # a message from before deadlines were kept
+                room_settings = self.rooms.settings(room)
+                seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
+                until = admitted + seconds
+            token = sign_claim(s.secret, room, entry, until, 0, kind)
+            context["link"] = claim_url(s.public_url, token)
+            context["hours"] = max(round((until - admitted) / 3600), 1)
+        elif kind == "confirm":
+            context["link"] = confirm_url(s.public_url, sign_confirm(s.secret, room, entry))
         message = EmailMessage()
         message["Subject"] = SUBJECTS.get(kind, "{room}").format(room=room)
         message["From"] = s.mail_from

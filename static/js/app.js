@@ -17,40 +17,202 @@
 
   function byId(id) { return document.getElementById(id); }
 
+  // The waiting page's words (one place, for translation). {name} is filled in.
+  var TEXT = {
+    inLine: "Number {n} in line · {room}",
+    updatedNow: "Updated just now",
+    updatedAgo: "Updated {n} s ago",
+    updatedMinutes: "Updated {n} min ago",
+    lost: "Connection lost, trying again… (updated {age})",
+    lostSaid: "Connection lost. This page keeps trying to check in for you.",
+    justNow: "just now",
+    secondsAgo: "{n} s ago",
+    minutesAgo: "{n} min ago",
+    around: " (around {time} your time)",
+    turnTitle: "It's your turn! · {room}",
+    turnGo: "Taking you in… {n}",
+    turnHidden: "Come back to this tab to go in.",
+    turnNotify: "It's your turn",
+    turnNotifyBody: "A seat in {room} is free for you.",
+    endedTitle: "Your place has ended · {room}",
+    seatEndedTitle: "Your seat has ended · {room}"
+  };
+  var TURN_MOMENT = 3;  // seconds the "it's your turn" moment shows before going in
+
+  function say(key, values) {
+    return TEXT[key].replace(/\{(\w+)\}/g, function (all, name) {
+      return values && values[name] !== undefined ? values[name] : all;
+    });
+  }
+  function clockText(seconds) {
+    seconds = Math.max(0, Math.round(seconds));
+    return Math.floor(seconds / 60) + ":" + twoDigits(seconds % 60);
+  }
+  function ago(seconds) {
+    if (seconds < 5) { return TEXT.justNow; }
+    if (seconds < 60) { return say("secondsAgo", { n: seconds }); }
+    return say("minutesAgo", { n: Math.floor(seconds / 60) });
+  }
+
+  // An optional beep when it is your turn: the visitor turns it on (a click lets the
+  // page play sound), and the choice is remembered in this browser.
+  var audio = null;
+  function soundWanted() {
+    try { return localStorage.getItem("turn-sound") === "1"; } catch (e) { return false; }
+  }
+  function audioReady() {
+    var Context = window.AudioContext || window.webkitAudioContext;
+    if (!audio && Context) { audio = new Context(); }
+    if (audio && audio.state === "suspended") { audio.resume(); }
+  }
+  function beep() {
+    if (!audio || !soundWanted()) { return; }
+    [0, 0.35].forEach(function (at) {
+      var tone = audio.createOscillator(), gain = audio.createGain();
+      tone.frequency.value = 880;
+      gain.gain.value = 0.15;
+      tone.connect(gain);
+      gain.connect(audio.destination);
+      tone.start(audio.currentTime + at);
+      tone.stop(audio.currentTime + at + 0.25);
+    });
+  }
+
+  function notify(title, text) {
+    if (!("Notification" in window) || Notification.permission !== "granted") { return; }
+    try { new Notification(title, { body: text }); }
+    catch (e) { /* some browsers only notify from a service worker */ }
+  }
+
   function waitingPage() {
-    var offer = document.querySelector(".notify-offer");
-    if (offer && "Notification" in window && Notification.permission === "default") {
-      offer.hidden = false;
-      byId("notify").addEventListener("click", function () {
-        Notification.requestPermission().then(function () { offer.hidden = true; });
-      });
-    }
-    // A lost poll leaves the old status on screen: say so instead of "just now", and
-    // ask again soon (backing off, never slower than half the usual pace): the place is
-    // kept while the service is away, as long as this page keeps asking.
+    var updatedAt = Date.now();
+    var failing = false;
     var misses = 0;
+    var turnTimer = null;
+    if (soundWanted()) {  // a sound needs a gesture first: the first click or key gives it
+      document.addEventListener("pointerdown", audioReady, { once: true });
+      document.addEventListener("keydown", audioReady, { once: true });
+    }
+
+    function offers(status) {
+      var offer = status.querySelector(".notify-offer");
+      if (offer && "Notification" in window && Notification.permission === "default") {
+        offer.hidden = false;
+        byId("notify").addEventListener("click", function () {
+          Notification.requestPermission().then(function () { offer.hidden = true; });
+        });
+      }
+      // (no id on it: htmx would carry a screenshot tool's style="" over to the new one)
+      var sound = status.querySelector(".sound-offer input");
+      if (sound && (window.AudioContext || window.webkitAudioContext)) {
+        sound.closest(".sound-offer").hidden = false;
+        sound.checked = soundWanted();
+        sound.addEventListener("change", function () {
+          try { localStorage.setItem("turn-sound", sound.checked ? "1" : "0"); } catch (e) { /* private mode */ }
+          if (sound.checked) { audioReady(); }
+        });
+      }
+    }
+
+    // "Updated 12 s ago" ages between polls; a failing poll turns it into a warning.
+    function tick() {
+      var live = document.querySelector("#line-status .live");
+      if (!live) { return; }
+      var age = Math.round((Date.now() - updatedAt) / 1000);
+      var text = live.querySelector(".updated");
+      live.dataset.state = failing ? "reconnecting" : "live";
+      if (failing) {
+        text.textContent = say("lost", { age: ago(age) });
+      } else if (age < 5) {
+        text.textContent = TEXT.updatedNow;
+      } else if (age < 60) {
+        text.textContent = say("updatedAgo", { n: age });
+      } else {
+        text.textContent = say("updatedMinutes", { n: Math.floor(age / 60) });
+      }
+    }
+    setInterval(tick, 1000);
+
+    // A lost poll leaves the old status on screen: say so, and ask again soon (backing
+    // off, never slower than half the usual pace): the place is kept while the service
+    // is away, as long as this page keeps asking.
     function stale() {
       var status = byId("line-status");
-      var live = document.querySelector("#line-status .live");
-      if (live) {
-        live.dataset.state = "reconnecting";
-        live.lastChild.textContent = "Connection lost, trying again…";
-      }
-      if (!status) { return; }
+      var announce = byId("announce");
+      if (!failing && announce) { announce.textContent = TEXT.lostSaid; }  // said once
+      failing = true;
+      tick();
+      if (!status || status.dataset.state !== "waiting") { return; }
       misses += 1;
       var cap = Math.min(5000, 500 * Number(status.dataset.poll || 10));
       var delay = Math.min(cap, 1000 * Math.pow(2, misses - 1)) * (0.5 + Math.random() / 2);
       setTimeout(function () { htmx.trigger(status, "retry"); }, delay);
     }
+
+    // A seat is free: say so (title, sound, notification), then go in after a visible
+    // moment, or at a click. A hidden tab waits for the visitor, showing the time the
+    // seat is held; when that runs out, the page asks the server what became of it.
+    function yourTurn(status) {
+      var left = Number(status.dataset.left || 0);
+      var started = Date.now();
+      var moment = TURN_MOMENT;
+      var go = byId("turn-go"), held = byId("turn-left");
+      document.title = say("turnTitle", { room: room });
+      beep();
+      if (document.hidden) { notify(TEXT.turnNotify, say("turnNotifyBody", { room: room })); }
+      go.hidden = false;
+      function step() {
+        var remaining = left - (Date.now() - started) / 1000;
+        if (remaining <= 0) {
+          htmx.ajax("GET", status.dataset.line, { target: "#line-status", swap: "outerHTML" });
+          return;
+        }
+        held.textContent = clockText(remaining);
+        if (document.hidden) {
+          moment = TURN_MOMENT;  // the moment starts over when the visitor is back
+          go.textContent = TEXT.turnHidden;
+        } else if (moment <= 0) {
+          location.assign(status.dataset.go);
+          return;
+        } else {
+          go.textContent = say("turnGo", { n: moment });
+          moment -= 1;
+        }
+        turnTimer = setTimeout(step, 1000);
+      }
+      step();
+    }
+
+    function setup() {
+      var status = byId("line-status");
+      clearTimeout(turnTimer);
+      if (!status) { return; }
+      var state = status.dataset.state;
+      if (state === "waiting") {
+        updatedAt = Date.now();
+        failing = false;
+        misses = 0;
+        offers(status);
+        document.title = say("inLine", { n: status.dataset.position, room: room });
+        var eta = status.querySelector(".eta");
+        if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
+          var at = new Date(Date.now() + 1000 * Number(status.dataset.wait));
+          var time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+          eta.textContent = say("around", { time: time });
+          eta.hidden = false;
+        }
+        tick();
+      } else if (state === "turn") {
+        yourTurn(status);
+      } else if (state === "ended") {
+        document.title = say("endedTitle", { room: room });
+      }
+    }
+
     body.addEventListener("htmx:sendError", stale);
     body.addEventListener("htmx:responseError", stale);
-    body.addEventListener("htmx:afterSwap", function () {
-      misses = 0;
-      var status = byId("line-status");
-      if (status && status.dataset.position) {
-        document.title = "Number " + status.dataset.position + " in line · " + room;
-      }
-    });
+    body.addEventListener("htmx:afterSwap", setup);
+    setup();
   }
 
   function welcome() {
@@ -398,7 +560,31 @@
       return box;
     }
 
+    // The seat ended: the live parts give way to the ended state (the server's
+    // _ended.html says why and what next); the alert below only if that cannot load.
     function ended(frame) {
+      stopped = true;
+      if (socket) { socket.close(); }
+      var live = byId("room-live");
+      if (!live || !body.dataset.ended || !window.htmx) { return endedAlert(frame); }
+      htmx.ajax("GET", body.dataset.ended, { target: "#room-live", swap: "outerHTML" })
+        .then(function () {
+          if (byId("room-live")) { return endedAlert(frame); }  // the request failed
+          var heading = byId("room-heading"), name = document.createElement("span");
+          name.className = "room-name";
+          name.textContent = room;
+          heading.replaceChildren(name);
+          connection.hidden = true;
+          document.title = say("seatEndedTitle", { room: room });
+          var title = document.querySelector("#line-status h2");
+          if (title) {
+            title.tabIndex = -1;
+            title.focus();
+          }
+        }, function () { endedAlert(frame); });
+    }
+
+    function endedAlert(frame) {
       var box = stop("Disconnected", "Your seat has ended: " + frame.message + ".");
       var again = document.createElement("a");
       again.className = "button primary";

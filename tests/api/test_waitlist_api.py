@@ -13,7 +13,7 @@ DOCUMENT = json.loads(resources.files("webapp").joinpath("openapi.json").read_te
 STANDING = {"$ref": "#/components/schemas/Standing", "components": DOCUMENT["components"]}
 LIVE_KEYS = {"token", "status", "position", "ahead", "wait", "variance", "range", "shown",
              "poll_after", "waiting", "active", "capacity", "room_status", "support_code",
-             "notice", "trend"}  # fmt: skip
+             "notice", "trend", "basis"}  # fmt: skip
 WAITLIST_KEYS = {"confirmed", "referral_code", "score", "referrals"}
 
 
@@ -67,6 +67,23 @@ def test_position_reads_the_entry(client, waitlist, waitlists):
     entry = waitlists.join(waitlist, "Ann", "ann@example.org")
     waitlists.confirm(waitlist, entry.id)
     assert client.get(f"/api/rooms/{waitlist}/position/{token}").get_json()["confirmed"] is True
+
+
+def test_position_says_admitted_then_lapsed(client, waitlist, waitlists, app, clock):
+    """An admitted entry not claimed within claim_seconds reads lapsed after the sweep."""
+    rooms = app.extensions["services"].rooms
+    rooms.configure(waitlist, {"claim_seconds": 60})
+    token = join(client, waitlist, name="Ann", email="ann@example.org").get_json()["token"]
+    entry = waitlists.join(waitlist, "Ann", "ann@example.org")
+    waitlists.confirm(waitlist, entry.id)
+    rooms.admit(waitlist, 1)
+    path = f"/api/rooms/{waitlist}/position/{token}"
+    assert client.get(path).get_json()["status"] == "admitted"
+    clock.advance(60)
+    waitlists.sweep(waitlist)
+    body = client.get(path).get_json()
+    conforms(body)
+    assert (body["status"], body["position"]) == ("lapsed", 0)
 
 
 def test_referrals_count_on_the_referrer(client, waitlist, waitlists):

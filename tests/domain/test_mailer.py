@@ -3,7 +3,6 @@ real SMTP server on loopback, also across a killed worker and two workers at onc
 
 from __future__ import annotations
 
-import email
 import json
 import os
 import signal
@@ -11,16 +10,15 @@ import subprocess
 import sys
 import threading
 import time
-from email.message import Message
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
+from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
+from recording import smtp_server
 
-from tests.conftest import free_port
 from webapp.domain.claims import verify_claim
 from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import Waitlists
+from webapp.domain.waitlist import MailFigures, Waitlists
 from webapp.mailer import GROUP, Mailer, MailSettings
 
 ROOM = "list"
@@ -28,32 +26,10 @@ SECRET = "mailer test secret"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Collector:
-    """An aiosmtpd handler keeping every message it accepted."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server, session, envelope):
-        with self.lock:
-            self.messages.append(email.message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def count(self) -> int:
-        with self.lock:
-            return len(self.messages)
-
-
 @pytest.fixture
 def smtp():
-    handler = Collector()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield handler, controller.port
-    finally:
-        controller.stop()
+    with smtp_server() as started:
+        yield started
 
 
 @pytest.fixture
@@ -70,8 +46,19 @@ def admit(rooms, n):
         entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org")
         waitlists.confirm(ROOM, entry.id)
         ids.append(entry.id)
+    rooms.client.delete(rooms.keys.waitlist(ROOM).outbox)  # the confirmations: not counted here
     assert len(rooms.admit(ROOM, n).tokens) == n
     return ids
+
+
+def records(r, keys):
+    """The delivery records (the hash's "#" fields are its counts)."""
+    raw = r.hgetall(keys.deliveries(ROOM))
+    return [json.loads(v) for k, v in raw.items() if not _str(k).startswith("#")]
+
+
+def _str(value):
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def settings(port, **extra):
@@ -102,8 +89,9 @@ def test_twenty_admissions_send_twenty_messages(r, keys, rooms, clock, smtp):
     check_links(handler.messages, ids, clock)
     assert mailer.run_once() == 0  # all acknowledged: nothing again
     assert handler.count() == 20
-    statuses = r.hvals(keys.deliveries(ROOM))
-    assert len(statuses) == 20 and all(json.loads(s)["st"] == "sent" for s in statuses)
+    statuses = records(r, keys)
+    assert len(statuses) == 20 and all(s["st"] == "sent" for s in statuses)
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=20, unsent=0, retry=0, failed=0)
 
 
 def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp):
@@ -112,7 +100,8 @@ def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp
     admit(rooms, 1)
     broken = Mailer(r, keys, settings(1, backoff=5.0), worker="w1", clock=clock)
     broken.run_once()
-    assert json.loads(r.hvals(keys.deliveries(ROOM))[0])["st"] == "retry"
+    assert [s["st"] for s in records(r, keys)] == ["retry"]
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=1, retry=1, failed=0)
     mailer = Mailer(r, keys, settings(port, backoff=5.0), worker="w1", clock=clock)
     mailer.run_once()
     assert handler.count() == 0  # the backoff has not passed
@@ -120,6 +109,19 @@ def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp
     mailer.run_once()
     mailer.run_once()
     assert handler.count() == 1
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=1, unsent=0, retry=0, failed=0)
+
+
+def test_a_notice_is_failed_after_its_last_try(r, keys, rooms, clock):
+    """Past the last try the notice is failed, counted so, and acknowledged."""
+    admit(rooms, 1)
+    broken = Mailer(r, keys, settings(1, backoff=1.0, attempts=2), worker="w1", clock=clock)
+    broken.run_once()
+    clock.advance(2)
+    broken.run_once()
+    assert [s["st"] for s in records(r, keys)] == ["failed"]
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=0, retry=0, failed=1)
+    assert r.xpending(keys.waitlist(ROOM).outbox, GROUP)["pending"] == 0
 
 
 def test_two_workers_at_once_send_each_notice_once(r, keys, rooms, clock, smtp):
@@ -195,3 +197,67 @@ def test_a_worker_killed_mid_batch_still_sends_each_notice_once(
     assert len(by_id) == 20  # one notice per entry; any resend is recognisable
     check_links([copies[0] for copies in by_id.values()], ids, clock)
     assert handler.count() <= 21  # at most the one message in flight at the kill
+
+
+def bodies(message):
+    """The text and HTML parts of a message."""
+    parts = message.get_payload()
+    return [p.get_payload(decode=True).decode() for p in parts]
+
+
+def test_each_kind_of_notice_is_sent_with_its_links(r, keys, rooms, clock, smtp):
+    """confirm, admitted, lapsed and near each go out once, as text and HTML, with the
+    entry's page link; confirm carries a confirmation link, admitted a claim link that
+    ends at the lapse deadline."""
+    handler, port = smtp
+    rooms.configure(ROOM, {"kind": "waitlist", "claim_seconds": 3600, "notify_near": 1})
+    waitlists = Waitlists(rooms, secret=b"s")
+    ann = waitlists.join(ROOM, "Ann", "ann@example.org")
+    waitlists.confirm(ROOM, ann.id)
+    assert waitlists.sweep_turn(ROOM).near == 1
+    rooms.admit(ROOM, 1)
+    clock.advance(3600)
+    assert waitlists.sweep_turn(ROOM).lapsed == 1
+    mailer = Mailer(r, keys, settings(port), worker="w1", clock=clock)
+    while mailer.run_once():
+        pass
+    assert mailer.run_once() == 0
+    by_kind = {m["X-Idempotency-Key"].rsplit(":", 1)[1]: m for m in handler.messages}
+    assert sorted(by_kind) == ["admitted", "confirm", "lapsed", "near"]
+    assert handler.count() == 4
+    assert by_kind["lapsed"]["Subject"] == f"Your place in {ROOM} has lapsed"
+    entry_link = f"https://w.example/rooms/{ROOM}/entry/"
+    for kind, message in by_kind.items():
+        text, html = bodies(message)
+        assert message["To"] == "ann@example.org"
+        link = next(w for w in text.split() if w.startswith(entry_link))
+        assert URLSafeSerializer(SECRET, salt="entry").loads(link.rsplit("/", 1)[1]) == [
+            ROOM,
+            ann.id,
+        ]
+        assert entry_link in html, kind
+    text, _ = bodies(by_kind["confirm"])
+    link = next(w for w in text.split() if w.startswith("https://w.example/confirm/"))
+    signed = URLSafeTimedSerializer(SECRET, salt="confirm").loads(link.rsplit("/", 1)[1])
+    assert signed == [ROOM, ann.id]
+    text, _ = bodies(by_kind["admitted"])
+    link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
+    claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock() - 1)
+    assert (claim.entry, claim.expires) == (ann.id, clock())
+
+
+def test_a_second_confirmation_is_a_notice_of_its_own(r, keys, rooms, clock, smtp):
+    """Signing up again unconfirmed an hour later sends a second confirmation, with its
+    own Message-ID; the worker sends each once."""
+    handler, port = smtp
+    rooms.configure(ROOM, {"kind": "waitlist"})
+    waitlists = Waitlists(rooms, secret=b"s")
+    waitlists.join(ROOM, "Ann", "ann@example.org")
+    clock.advance(3600)
+    waitlists.join(ROOM, "Ann", "ann@example.org")
+    mailer = Mailer(r, keys, settings(port), worker="w1", clock=clock)
+    while mailer.run_once():
+        pass
+    assert handler.count() == 2
+    assert len({m["Message-ID"] for m in handler.messages}) == 2
+    assert {m["Subject"] for m in handler.messages} == {f"Confirm your email for {ROOM}"}

@@ -84,6 +84,11 @@ def kinds_of(reports, *kinds, room=ROOM):
     return [(e.kind, e.who, e.code, e.detail) for e in reports.audit(room, 1000, kinds)][::-1]
 
 
+def admissions(waitlists, room=ROOM, after="0", count=1000, kind="admitted"):
+    """The outbox's messages of one kind (every new entry has a confirm message too)."""
+    return [m for m in waitlists.outbox(room, after=after, count=count) if m.kind == kind]
+
+
 # -- joining ----------------------------------------------------------------------
 
 
@@ -206,11 +211,11 @@ def test_batch_admission_is_idempotent_and_writes_the_outbox_once(rooms, waitlis
     assert first.tokens == tuple(ids[:3]) and not first.replay  # capacity does not apply
     again = rooms.admit(ROOM, 3, request_id="r-1", who="ann")
     assert again.tokens == first.tokens and again.replay
-    outbox = waitlists.outbox(ROOM)
+    outbox = admissions(waitlists)
     assert [m.entry for m in outbox] == ids[:3]
     assert {(m.kind, m.at) for m in outbox} == {("admitted", clock.now)}
     assert [(m.email, m.name) for m in outbox] == [(f"p{i}@example.org", f"P{i}") for i in range(3)]
-    assert waitlists.outbox(ROOM, after=outbox[-1].id) == []
+    assert admissions(waitlists, after=outbox[-1].id) == []
 
 
 def _admit_from_a_process(url, prefix, now, results, request_id):
@@ -246,7 +251,7 @@ def test_two_processes_admitting_at_once_admit_each_entry_once(
         proc.join(timeout=30)
     tokens = [t for a in admitted for t in a.tokens]
     assert len(tokens) == 80 and set(tokens) == everyone
-    outbox = waitlists.outbox(ROOM, count=1000)
+    outbox = admissions(waitlists, count=1000)
     assert len(outbox) == 80 and {m.entry for m in outbox} == everyone
     assert len(reports.audit(ROOM, count=1000, kinds=["admit"])) == 80
 
@@ -267,8 +272,7 @@ def test_the_schedule_admits_a_batch_once_per_period(rooms, waitlists, clock):
     assert waitlists.sweep(ROOM) == 0
     rooms.configure(ROOM, {"status": "open"})
     assert waitlists.sweep(ROOM) == 3
-    assert [m.entry for m in waitlists.outbox(ROOM)] == ids[:9]
-    assert {m.kind for m in waitlists.outbox(ROOM)} == {"admitted"}
+    assert [m.entry for m in admissions(waitlists)] == ids[:9]
 
 
 # -- priority and referrals --------------------------------------------------------
@@ -458,7 +462,9 @@ def test_an_admin_releases_or_voids_a_held_boost(rooms, waitlists, reports, cloc
     assert (standing.score, tuple(standing.referrals)) == (150, (2, 0, 0))
     assert waitlists.held(ROOM) == []
     with pytest.raises(NotHeld):
-        waitlists.void(ROOM, x.id, who="boss")
+        waitlists.void(ROOM, z.id, who="boss")  # void already
+    with pytest.raises(NotHeld):
+        waitlists.release(ROOM, x.id, who="boss")  # credited already
     log = kinds_of(reports, "referral_hold", "referral_credit", "referral_void")
     assert [(kind, who) for kind, who, _, _ in log] == [
         ("referral_hold", "engine"),
@@ -470,6 +476,82 @@ def test_an_admin_releases_or_voids_a_held_boost(rooms, waitlists, reports, cloc
     ]
     assert log[3][3].endswith("+100, score 100 (released)")
     assert log[4][3].endswith("+50, score 150 (released)")
+
+
+def test_an_admin_voids_a_credited_boost_and_the_referrer_moves_at_once(
+    rooms, waitlists, reports, r, keys
+):
+    """Voiding a credited leg takes back exactly the points it gave (so the cap's cut
+    is not taken twice) and the referrer's place follows in the same script; a void
+    leg cannot be voided again."""
+    make_waitlist(rooms, ordering="priority", referral_cap=150)
+    a, b = sign_up(waitlists, 2)
+    code = waitlists.position(ROOM, b).referral_code
+    x, y = (
+        waitlists.join(ROOM, n, f"{n}@example.org", referral_code=code, address=f"10.9.{i}.1")
+        for i, n in enumerate(("x", "y"))
+    )
+    waitlists.confirm(ROOM, x.id)
+    waitlists.confirm(ROOM, y.id)  # +50: the cap's cut
+    assert waitlists.position(ROOM, b).score == 150
+    assert line(r, keys)[:2] == [b, a]
+    waitlists.void(ROOM, x.id, who="boss")
+    standing = waitlists.position(ROOM, b)
+    assert (standing.score, tuple(standing.referrals)) == (50, (1, 0, 0))
+    assert line(r, keys)[:2] == [b, a]  # 50 points still put b first
+    waitlists.void(ROOM, y.id, who="boss")
+    assert waitlists.position(ROOM, b).score == 0
+    assert line(r, keys)[:2] == [a, b]  # back in join order
+    with pytest.raises(NotHeld):
+        waitlists.void(ROOM, y.id, who="boss")
+    log = kinds_of(reports, "referral_void")
+    assert [(who, detail.split(": ")[1]) for _, who, _, detail in log] == [
+        ("boss", "-100, score 50 (admin)"),
+        ("boss", "-50, score 0 (admin)"),
+    ]
+
+
+def test_an_admin_finds_an_entry_by_email_or_code_and_sees_its_tree(rooms, waitlists):
+    """Search by any alias of the email (as normalised at join) or by the referral
+    code; the detail has the referrers up the chain and every leg below, with its
+    state and why."""
+    make_waitlist(rooms, ordering="priority", referral_velocity=1)
+    top = waitlists.join(ROOM, "Top", "Top.Person+news@gmail.com")
+    waitlists.confirm(ROOM, top.id)
+    mid = waitlists.join(
+        ROOM, "Mid", "mid@example.org", referral_code=top.referral_code, address="10.1.1.1"
+    )
+    waitlists.confirm(ROOM, mid.id)
+    legs = [
+        waitlists.join(
+            ROOM,
+            f"L{i}",
+            f"l{i}@example.org",
+            referral_code=mid.referral_code,
+            address=f"10.2.{i}.1",
+        )
+        for i in range(3)
+    ]
+    waitlists.confirm(ROOM, legs[0].id)  # credited
+    waitlists.confirm(ROOM, legs[1].id)  # held: past the velocity of 1 an hour
+    assert waitlists.find(ROOM, "topperson@googlemail.com") == top.id
+    assert waitlists.find(ROOM, mid.referral_code.lower()) == mid.id
+    assert waitlists.find(ROOM, "nobody@example.org") is None
+    assert waitlists.find(ROOM, "not an email@") is None
+    seen = waitlists.detail(ROOM, legs[0].id)
+    assert [(i, n) for i, n, _ in seen.referrers] == [(mid.id, "Mid"), (top.id, "Top")]
+    assert (seen.leg, seen.email) == ("credited", "l0@example.org")
+    tree = waitlists.detail(ROOM, top.id)
+    assert tree.shown == 4
+    (only,) = tree.referees
+    assert (only.entry, only.leg, only.points) == (mid.id, "credited", 100)
+    assert [(x.entry, x.leg, x.why, x.confirmed) for x in only.referees] == [
+        (legs[0].id, "credited", "", True),
+        (legs[1].id, "held", "velocity", True),
+        (legs[2].id, "pending", "", False),
+    ]
+    with pytest.raises(EntryNotFound):
+        waitlists.detail(ROOM, "no-such-entry")
 
 
 # -- the priority score's exactness ------------------------------------------------
@@ -605,7 +687,7 @@ def test_the_sweep_holds_the_draw_at_draw_at(rooms, waitlists, clock):
     assert record.state == "drawn"
     clock.advance(60)
     assert waitlists.sweep(ROOM) == 2
-    assert [m.entry for m in waitlists.outbox(ROOM)] == verify_draw(record.seed, ids)[:2]
+    assert [m.entry for m in admissions(waitlists)] == verify_draw(record.seed, ids)[:2]
 
 
 def test_a_draw_left_half_done_is_finished_by_the_sweep(rooms, waitlists, r, keys):

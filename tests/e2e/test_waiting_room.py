@@ -27,6 +27,12 @@ window.Notification = class {
 """
 
 
+SHOW_TAB = """
+Object.defineProperty(document, "hidden", {configurable: true, get: () => false});
+document.dispatchEvent(new Event("visibilitychange"));
+"""
+
+
 def enter(page: Any, server: Any, room: str, name: str, shots: Path | None = None) -> None:
     """Follows a shared link to the room, picking a display name on the way."""
     page.goto(f"{server.url}/rooms/{room}")
@@ -37,8 +43,9 @@ def enter(page: Any, server: Any, room: str, name: str, shots: Path | None = Non
 
 
 def in_room(page: Any, room: str) -> None:
-    expect(page).to_have_url(re.compile(rf"/rooms/{room}$"))
-    expect(page.get_by_role("heading", name=f"You are in {room}")).to_be_visible()
+    expect(page).to_have_url(re.compile(rf"/rooms/{room}(\?t=[0-9a-f]+)?$"))
+    heading = page.get_by_role("heading", name=f"You are in {room}")
+    expect(heading).to_be_visible(timeout=10_000)  # after the "it's your turn" moment
     expect(page.locator("#connection")).to_have_attribute("data-state", "live")
 
 
@@ -81,11 +88,15 @@ def test_leaving_lets_the_next_person_in(
     expect(ann.get_by_text(f"You left {name}.")).to_be_visible()
     shoot(ann, artifacts, "lobby")
 
-    in_room(bob, name)  # no click: the poll took Bob in
+    # His tab is in the background: told (title, notification), the seat held for him.
+    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible()
+    expect(bob).to_have_title(f"It's your turn! · {name}")
+    expect(bob.locator("#turn-go")).to_have_text("Come back to this tab to go in.")
+    assert bob.evaluate("window.notified") == ["It's your turn"]
+    bob.evaluate(SHOW_TAB)
+    in_room(bob, name)  # no click: back on the tab, the page took Bob in after a moment
     expect(bob.locator("#participants li")).to_have_count(1)
     expect(bob.locator("#participants")).to_contain_text("Bob")
-    expect(bob).to_have_title(f"It is your turn! · {name}")  # his tab was in the background
-    assert bob.evaluate("window.notified") == ["It is your turn"]
 
 
 def test_a_reload_keeps_the_seat_and_a_closed_page_gives_it_up(
@@ -114,7 +125,9 @@ def test_a_reload_keeps_the_seat_and_a_closed_page_gives_it_up(
     assert "Bob" not in ann.locator("#participants").inner_text()
 
     ann.close()
-    in_room(bob, name)  # the grace ran out, and the seat went to Bob unasked
+    # The grace ran out, and the seat went to Bob unasked: his turn, then the room.
+    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
+    in_room(bob, name)
     expect(bob.locator("#participants li")).to_have_count(1)
     expect(bob.locator("#participants")).to_contain_text("Bob")
 
@@ -148,10 +161,12 @@ def test_without_javascript_the_line_still_moves(server: Any, room: Any, person:
     in_room(ann, name)
     enter(bob, server, name, "Bob")
     expect(bob.locator("#line-status .big")).to_have_text("1")
-    with bob.expect_navigation(url=re.compile(r"/line$")):
+    with bob.expect_navigation(url=re.compile(r"/line\?t=[0-9a-f]+$")):
         pass  # the meta refresh: a check-in
     ann.get_by_role("button", name="Leave the room").click()
-    expect(bob).to_have_url(re.compile(rf"/rooms/{name}$"))
+    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
+    in_room_url = re.compile(rf"/rooms/{name}\?t=[0-9a-f]+$")
+    expect(bob).to_have_url(in_room_url, timeout=10_000)  # a moment later
     expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
     expect(bob.locator("#participants")).to_contain_text("Bob")
 
@@ -209,22 +224,30 @@ def test_a_lost_poll_is_shown_and_retried(server: Any, room: Any, person: Any) -
     in_room(ann, name)
     enter(bob, server, name, "Bob")
     status = bob.locator("#line-status .live")
-    expect(status).to_have_text("Live: checked in just now")
+    expect(status).to_have_text("Updated just now")
     bob.route(re.compile(r"/line\?"), lambda route: route.abort())
-    expect(status).to_have_text("Connection lost, trying again…")
+    expect(status).to_contain_text("Connection lost, trying again…")
+    expect(status).to_contain_text(re.compile(r"\(updated (just now|\d+ s ago)\)"))
+    expect(status).to_have_attribute("data-state", "reconnecting")
     bob.unroute(re.compile(r"/line\?"))
-    expect(status).to_have_text("Live: checked in just now")
+    expect(status).to_have_text("Updated just now")
     expect(bob.locator("#line-status .big")).to_have_text("1")
 
 
-def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person):
-    """When the seat ends under an open room page, the page says so and links back."""
+def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person, artifacts):
+    """When the seat ends under an open room page, the ended state replaces the live
+    parts; a deleted room offers the lobby, not a way back in."""
     name = room(capacity=1)
     ann = person()
     enter(ann, server, name, "Ann")
     in_room(ann, name)
     expect(ann.locator("#connection")).to_have_attribute("data-state", "live")
     server.delete(name)
-    expect(ann.get_by_role("alert").first).to_contain_text("Your seat has ended")
-    expect(ann.get_by_role("link", name="Join again")).to_have_attribute("href", f"/rooms/{name}")
-    expect(ann.locator("#connection")).to_have_attribute("data-state", "ended")
+    expect(ann.get_by_role("heading", name=f"The room {name} no longer exists")).to_be_visible()
+    expect(ann.get_by_text("The organisers deleted this room.")).to_be_visible()
+    expect(ann.get_by_role("link", name="Back to the lobby")).to_be_visible()
+    expect(ann.get_by_role("link", name="Join the line again")).to_have_count(0)
+    for live in ("#participants", "#leave", "#chat", "#active"):
+        expect(ann.locator(live)).to_have_count(0)
+    expect(ann.locator("#connection")).to_be_hidden()
+    shoot(ann, artifacts, "room-ended")

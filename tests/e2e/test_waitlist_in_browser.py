@@ -1,23 +1,31 @@
-"""A waitlist room in real browsers, against gunicorn with 2 workers: a visitor signs
-up, confirms by the link, refers two friends who confirm, moves up by their boost and is
-admitted by an admin from the panel; axe-core finds nothing serious on its pages."""
+"""A waitlist room in real browsers, against gunicorn with 2 workers and the mailer
+sending to a real SMTP server on loopback: a visitor signs up, confirms by the emailed
+link, refers two friends who confirm theirs, moves up by their boost, is admitted by an
+admin from the panel and enters through the emailed claim link, which then refuses a
+second use; axe-core finds nothing serious on its pages."""
 
 from __future__ import annotations
 
 import re
 import secrets
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from gunicorn_app import Server, run_gunicorn
-from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 from playwright.sync_api import expect
+from recording import RecordingMailbox, smtp_server
 from test_panel_in_browser import axe_check
+
+from webapp.mailer import Mailer, MailSettings
+from webapp.redis.keys import Keys
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "e2e-waitlist-password"
 SECRET = "e2e-waitlist-secret"
+PREFIX = f"e2e{secrets.token_hex(3)}"
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +34,7 @@ def waitlist_server(redis_url: str) -> Iterator[Server]:
     are not on the referrer's network (whose boosts would be held for review)."""
     env = {
         "REDIS_URL": redis_url,
-        "WEBAPP_REDIS_PREFIX": f"e2e{secrets.token_hex(3)}",
+        "WEBAPP_REDIS_PREFIX": PREFIX,
         "WEBAPP_SECRET_KEY": SECRET,
         "WEBAPP_ADMIN_PASSWORD": PASSWORD,
         "WEBAPP_PROXY_COUNT": "1",
@@ -35,6 +43,24 @@ def waitlist_server(redis_url: str) -> Iterator[Server]:
     }
     with run_gunicorn(env, log_name="e2e-waitlist-gunicorn.log") as started:
         yield started
+
+
+@pytest.fixture(scope="module")
+def mailbox(waitlist_server: Server, redis_url: str) -> Iterator[RecordingMailbox]:
+    """The mailer worker (in a thread) sending the server's outboxes to a real SMTP
+    server on loopback; the test reads its links from the mailbox."""
+    with smtp_server() as (received, port):
+        settings = MailSettings(secret=SECRET, public_url=waitlist_server.url,
+                                smtp_port=port, poll=0.1)  # fmt: skip
+        mailer = Mailer(redis.Redis.from_url(redis_url), Keys(PREFIX), settings, worker="e2e")
+        stop = threading.Event()
+        worker = threading.Thread(target=mailer.run, args=(stop,), daemon=True)
+        worker.start()
+        try:
+            yield received
+        finally:
+            stop.set()
+            worker.join(10)
 
 
 def someone(person: Any, address: str) -> Any:
@@ -53,34 +79,34 @@ def sign_up(page: Any, url: str, name: str, email: str) -> str:
     return str(page.url.rsplit("/", 1)[1])
 
 
-def confirm(page: Any, server: Server, token: str) -> None:
-    """Follows the confirmation link the mailer would send, and presses its button."""
-    room, entry = URLSafeSerializer(SECRET, salt="entry").loads(token)
-    link = URLSafeTimedSerializer(SECRET, salt="confirm").dumps([room, entry])
-    page.goto(f"{server.url}/confirm/{link}")
+def confirm(page: Any, server: Server, mailbox: RecordingMailbox, email: str) -> None:
+    """Follows the confirmation link mailed to ``email``, and presses its button."""
+    page.goto(mailbox.link(email, f"{server.url}/confirm/"))
     page.get_by_role("button", name="Confirm my email").click()
     expect(page.get_by_text("Your email is confirmed.", exact=False).first).to_be_visible()
 
 
-def test_a_visitor_moves_up_by_referrals_and_is_admitted(waitlist_server: Server, person: Any):
+def test_a_visitor_moves_up_by_referrals_and_is_admitted(
+    waitlist_server: Server, mailbox: RecordingMailbox, person: Any
+):
     server = waitlist_server
     room = f"e2e-{secrets.token_hex(4)}"
     server.admin(room, kind="waitlist", ordering="priority", referral_boost=100)
     for i in range(2):  # two people ahead, confirmed
         early = someone(person, f"198.51.100.{10 + i}")
-        confirm(early, server, sign_up(early, f"{server.url}/rooms/{room}", f"E{i}",
-                                       f"early{i}@example.org"))  # fmt: skip
+        sign_up(early, f"{server.url}/rooms/{room}", f"E{i}", f"early{i}@example.org")
+        confirm(early, server, mailbox, f"early{i}@example.org")
 
     problems = []
     ann = someone(person, "203.0.113.5")
     ann.goto(f"{server.url}/rooms/{room}")
     problems += axe_check(ann, "the sign-up form")
     ann.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    token = sign_up(ann, f"{server.url}/rooms/{room}", "Ann", "ann@example.org")
+    sign_up(ann, f"{server.url}/rooms/{room}", "Ann", "ann@example.org")
     expect(ann.locator(".position .big")).to_have_text("3")
     expect(ann.get_by_text("A confirmation email is on its way")).to_be_visible()
     problems += axe_check(ann, "the entry's page")
-    confirm(ann, server, token)
+    confirm(ann, server, mailbox, "ann@example.org")
     link = ann.locator("#referral-link").input_value()
     assert link.endswith(f"/rooms/{room}?ref=" + link.rsplit("=", 1)[1])
     ann.get_by_role("button", name="Copy link").click()
@@ -90,7 +116,8 @@ def test_a_visitor_moves_up_by_referrals_and_is_admitted(waitlist_server: Server
         friend = someone(person, address)
         friend.goto(link)
         expect(friend.get_by_text("You were invited with the code")).to_be_visible()
-        confirm(friend, server, sign_up(friend, link, f"Friend{i}", f"friend{i}@example.org"))
+        sign_up(friend, link, f"Friend{i}", f"friend{i}@example.org")
+        confirm(friend, server, mailbox, f"friend{i}@example.org")
 
     ann.reload()
     expect(ann.locator("#referrals-credited")).to_have_text("2")
@@ -110,4 +137,13 @@ def test_a_visitor_moves_up_by_referrals_and_is_admitted(waitlist_server: Server
 
     ann.reload()
     expect(ann.get_by_text("You have been let in", exact=False)).to_be_visible()
+
+    claim = mailbox.link("ann@example.org", f"{server.url}/claim/")
+    ann.goto(claim)
+    problems += axe_check(ann, "the claim page")
+    ann.get_by_role("button", name="Claim my place").click()
+    expect(ann.get_by_role("heading", name="You're in")).to_be_visible()
+    again = ann.goto(claim)
+    assert again is not None and again.status == 410
+    expect(ann.get_by_text("This link has been used already", exact=False)).to_be_visible()
     assert not problems, problems

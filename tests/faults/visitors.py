@@ -18,6 +18,7 @@ GET requests on a schedule and times every answer.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import random
 import re
@@ -41,6 +42,7 @@ from webapp.redis.keys import RoomKeys
 POLL_SECONDS = 1.5  # a waiting page checks in this often (the real one: poll_after)
 HTTP_TIMEOUT = 15.0  # a browser waits long for an answer; bounded so threads end
 MAX_FAILURES = 6  # failed connects in a row before the page reloads (app.js)
+TURN = re.compile(r'data-state="turn"\s+data-go="([^"]+)"')
 POSITION = re.compile(r'data-position="(\d+)"')
 POLL = re.compile(r'data-poll="([\d.]+)"')
 REFRESH = re.compile(r'<meta http-equiv="refresh" content="(\d+)">')
@@ -249,7 +251,12 @@ class OpenPage:
             self._note("let in: HX-Redirect to the room")
             self._load(headers["HX-Redirect"])
             return
-        if "Your place has ended" in body:
+        turn = TURN.search(body)
+        if turn:  # "it's your turn": app.js goes in after a 3 s moment; here at once
+            self._note("let in: it's your turn, going in")
+            self._load(html.unescape(turn.group(1)))
+            return
+        if 'data-state="ended"' in body:
             self.mode = "ended"
             self._note("the line says: " + " ".join(re.sub(r"<[^>]+>", " ", body).split())[:160])
             return

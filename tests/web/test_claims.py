@@ -112,3 +112,36 @@ def test_a_link_for_an_entry_not_admitted_is_refused(visitor, app, clock):
     path = f"/claim/{sign_claim(SECRET, ROOM, entry.id, clock(), DAY)}"
     assert post(visitor, path).status_code == 410
     assert claimed(app) == {}
+
+
+def test_a_claim_goes_on_to_the_configured_page(visitor, admitted, clock, app):
+    """With claim_redirect_url set, a successful claim answers 303 to it; a second try
+    is refused as before."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"claim_redirect_url": "https://shop.example/welcome"})
+    path = f"/claim/{sign_claim(SECRET, ROOM, admitted, clock(), DAY)}"
+    reply = post(visitor, path)
+    assert reply.status_code == 303
+    assert reply.headers["Location"] == "https://shop.example/welcome"
+    assert list(claimed(app)) == [admitted]
+    assert post(visitor, path).status_code == 410
+
+
+def test_a_lapsed_entrys_link_is_refused_as_expired(visitor, clock, app):
+    """An admission not claimed within claim_seconds lapses: its link, even one signed
+    for longer, gets the 'expired' page on GET and POST, before the sweep has come by
+    and after, and claims nothing."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"kind": "waitlist", "claim_seconds": 3600})
+    entry = services.waitlists.join(ROOM, "Ada", "ada@example.org")
+    services.waitlists.confirm(ROOM, entry.id)
+    assert services.rooms.admit(ROOM, 1).tokens
+    path = f"/claim/{sign_claim(SECRET, ROOM, entry.id, clock(), DAY)}"
+    clock.advance(3600)
+    for turn in range(2):
+        for page in (visitor.get(path), post(visitor, path)):
+            assert page.status_code == 410
+            assert "expired" in page.get_data(as_text=True)
+        assert services.waitlists.sweep_turn(ROOM).lapsed == 1 - turn
+    assert services.waitlists.position(ROOM, entry.id).state == "lapsed"
+    assert claimed(app) == {}

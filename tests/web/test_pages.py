@@ -103,9 +103,10 @@ def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     assert '<span class="big">1</span>' in html
-    assert 'hx-get="/rooms/hall/line?seen=1"' in html
+    assert re.search(r'hx-get="/rooms/hall/line\?seen=1&amp;t=[0-9a-f]{12}"', html)
     assert re.search(r'hx-trigger="load delay:[0-9.]+s, every [0-9.]+s, retry"', html)
-    assert re.search(r'http-equiv="refresh" content="[0-9]+;url=/rooms/hall/line"', html)
+    refresh = r'http-equiv="refresh" content="[0-9]+;url=/rooms/hall/line\?t=[0-9a-f]+"'
+    assert re.search(refresh, html)
     assert 'aria-live="polite"' in html and "Leave the line" in html
 
 
@@ -126,7 +127,7 @@ def test_line_partial_for_htmx_full_page_otherwise(make_visitor: Any, make_room:
     bob = make_visitor("Bob")
     bob.get("/rooms/hall")
     partial = bob.get("/rooms/hall/line?seen=1", htmx=True).get_data(as_text=True)
-    assert partial.lstrip().startswith("<section") and "<html" not in partial
+    assert partial.lstrip().startswith("<div") and "<html" not in partial
     assert 'id="line-status"' in partial and "#announce" not in partial  # did not move
     assert partial.count("hx-swap-oob") == 1  # only the notice, replaced out of band
     full = bob.get("/rooms/hall/line").get_data(as_text=True)
@@ -144,10 +145,11 @@ def test_moving_up_is_announced(make_visitor: Any, make_room: Any) -> None:
     assert "You are now number 1 in line" in partial
 
 
-def test_admission_redirects_the_poll_into_the_room(
+def test_admission_shows_its_your_turn_then_the_room(
     make_visitor: Any, make_room: Any, engine: WaitingRooms
 ) -> None:
-    """When a seat frees, the htmx poll answers with HX-Redirect, a browser with 303."""
+    """When a seat frees, the poll answers "it's your turn" with the way in (and, without
+    JavaScript, a refresh into the room after a moment); the gate then seats Bob."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
     ann.get("/rooms/hall")
@@ -155,8 +157,12 @@ def test_admission_redirects_the_poll_into_the_room(
     bob.get("/rooms/hall")
     ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
     answer = bob.get("/rooms/hall/line?seen=1", htmx=True)
-    assert answer.status_code == 200 and answer.headers["HX-Redirect"] == "/rooms/hall"
-    assert bob.get("/rooms/hall/line").status_code == 303
+    text = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and "HX-Redirect" not in answer.headers
+    assert "It's your turn!" in text and re.search(r'data-go="/rooms/hall\?t=[0-9a-f]{12}"', text)
+    assert re.search(r'data-left="([0-9]+)"', text)
+    full = bob.get("/rooms/hall/line").get_data(as_text=True)
+    assert re.search(r'http-equiv="refresh" content="3;url=/rooms/hall\?t=[0-9a-f]{12}"', full)
     room = bob.get("/rooms/hall").get_data(as_text=True)
     assert 'data-welcome="1"' in room and "Bob" in room and "Ann" not in room
 
@@ -212,8 +218,9 @@ def test_ended_ticket_gets_a_friendly_answer(
     engine.leave("hall", token, why="removed")
     partial = bob.get("/rooms/hall/line", htmx=True)
     text = partial.get_data(as_text=True)
-    assert partial.status_code == 200 and "Your place has ended" in text
-    assert "hx-get" not in text and "an admin removed you" in text
+    assert partial.status_code == 200 and "Your place in hall has ended" in text
+    assert "hx-get" not in text and "An organiser removed you." in text
+    assert "Leave the line" not in text and "Keep this page open" not in text
     bob.get("/rooms/hall")  # joins again: a new place at the back
     with bob.client.session_transaction() as session:
         token = session["tickets"]["hall"]

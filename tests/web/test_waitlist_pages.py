@@ -239,8 +239,8 @@ def test_the_panel_reviews_held_boosts(app, panel, waitlist, waitlists, action, 
 
 
 def test_the_panel_shows_the_waitlists_figures(panel, waitlist, waitlists):
-    """Entries, confirmed and admitted on the room's page; the audit filter has the new
-    kinds."""
+    """Entries, confirmed and admitted on the room's page, and the emails' states; the
+    audit filter has the new kinds."""
     waitlists.join(ROOM, "Ann", "ann@example.org")
     waitlists.confirm(ROOM, waitlists.join(ROOM, "Bob", "bob@example.org").id)
     page = panel.page(f"/admin/rooms/{ROOM}")
@@ -249,7 +249,12 @@ def test_the_panel_shows_the_waitlists_figures(panel, waitlist, waitlists):
     assert "Admitted 1" in panel.flashed(
         panel.post(f"/admin/rooms/{ROOM}/admit", count="5", request_id="r1")
     )
-    assert re.search(r"<dt>Admitted</dt><dd>1</dd>", panel.page(f"/admin/rooms/{ROOM}"))
+    page = panel.page(f"/admin/rooms/{ROOM}")
+    assert re.search(r"<dt>Admitted</dt><dd>1</dd>", page)
+    # Two confirmations and one admission in the outbox, no mailer running
+    assert re.search(r"<dt>Not sent yet</dt><dd>3</dd>", page)
+    assert re.search(r"<dt>Sent</dt><dd>0</dd>", page)
+    assert "is the mailer worker" in page
     audit = panel.page(f"/admin/rooms/{ROOM}/audit?kind=referral_hold")
     assert "Referral held for review" in audit
 
@@ -264,3 +269,48 @@ def test_a_deleted_waitlist_forgets_the_browsers_entry(app, visitor, waitlist):
     assert visitor.get(location).status_code == 404
     page = visitor.get(f"/rooms/{ROOM}")
     assert page.status_code == 200 and 'name="email"' in text(page)
+
+
+def test_a_lapsed_entrys_page_says_so(app, visitor, waitlist, clock):
+    """An admitted entry not claimed in time: its page says the place went on."""
+    services = app.extensions["services"]
+    services.rooms.configure(ROOM, {"claim_seconds": 60})
+    location = sign_up(visitor, name="Ann", email="ann@example.org").location
+    entry = services.waitlists.join(ROOM, "Ann", "ann@example.org")
+    services.waitlists.confirm(ROOM, entry.id)
+    services.rooms.admit(ROOM, 1)
+    clock.advance(60)
+    services.waitlists.sweep(ROOM)
+    page = text(visitor.get(location))
+    assert "was not claimed in time" in page
+    assert "Your email is confirmed" not in page
+
+
+def test_the_panel_finds_an_entry_and_voids_a_credited_boost_from_its_tree(
+    app, panel, waitlist, waitlists
+):
+    """Search by an alias of the email opens the entry's page: its referrer and its
+    referral tree with each leg's state; Void on a credited leg takes its points back
+    and comes back to the entry's page; an unknown email says so."""
+    ann = waitlists.join(ROOM, "Ann", "Ann.Lee@gmail.com", address="192.0.2.1")
+    waitlists.confirm(ROOM, ann.id)
+    bob = waitlists.join(ROOM, "Bob", "bob@example.org", ann.referral_code, "198.51.100.7")
+    waitlists.confirm(ROOM, bob.id)
+    cat = waitlists.join(ROOM, "Cat <b>", "cat@example.org", bob.referral_code, "203.0.113.5")
+    found = panel.client.get(
+        f"/admin/rooms/{ROOM}/entries", query_string={"q": "annlee@googlemail.com"}
+    )
+    assert found.status_code == 303 and found.location.endswith(f"/entries/{ann.id}")
+    page = panel.page(found.location)
+    assert "ann.lee@gmail.com" in page.lower() and "Nobody: this entry joined" in page
+    assert "Credited</span>" not in page and "Credited: +100" in page
+    assert "Cat &lt;b&gt;" in page and "Pending: not confirmed yet" in page  # two levels
+    said = panel.flashed(panel.post(f"/admin/rooms/{ROOM}/held/{bob.id}/void", entry=ann.id))
+    assert "Voided the referral" in said and "Void (an admin voided it)" in said
+    assert waitlists.position(ROOM, ann.id).score == 0
+    bobs = panel.page(f"/admin/rooms/{ROOM}/entries/{bob.id}")
+    assert "Referred by" in bobs and f"/entries/{ann.id}" in bobs and cat.id in bobs
+    missing = panel.client.get(f"/admin/rooms/{ROOM}/entries", query_string={"q": "x@example.org"})
+    assert "No entry has the email" in panel.flashed(missing)
+    gone = panel.client.get(f"/admin/rooms/{ROOM}/entries/not-an-entry")
+    assert "not on this waitlist" in panel.flashed(gone)

@@ -13,12 +13,20 @@ import hashlib
 import json
 import re
 import secrets
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from webapp.redis.keys import Keys
+
+T = TypeVar("T")
+
+
+def _call(work: Callable[[], T]) -> T:
+    return work()
+
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 MIN_PASSWORD = 12
@@ -51,14 +59,22 @@ def check_password(password: str) -> str:
 class Admins:
     """Admin accounts: names and argon2 password hashes in one Redis hash."""
 
-    def __init__(self, client: Any, keys: Keys, hasher: PasswordHasher | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        keys: Keys,
+        hasher: PasswordHasher | None = None,
+        hashing: Callable[[Callable[[], Any]], Any] = _call,
+    ) -> None:
         self.client = client
         self.key = keys.admins
         self.hasher = hasher or HASHER
+        self.hashing = hashing  # how hashing work is run (off the event loop, say)
 
     def add(self, name: str, password: str) -> bool:
         """Adds the account, or replaces its password; True when it is new."""
-        digest = self.hasher.hash(check_password(password))
+        password = check_password(password)
+        digest: str = self.hashing(lambda: self.hasher.hash(password))
         return bool(self.client.hset(self.key, check_name(name), digest))
 
     def remove(self, name: str) -> bool:
@@ -76,14 +92,15 @@ class Admins:
         (a dummy hash is verified), so timing does not tell which names exist."""
         plausible = len(name) <= 64 and len(password) <= MAX_PASSWORD
         stored = self.client.hget(self.key, name) if plausible else None
+        against, attempt = stored or self._dummy, password if plausible else ""
         try:
-            self.hasher.verify(stored or self._dummy, password if plausible else "")
+            self.hashing(lambda: self.hasher.verify(against, attempt))
         except (VerificationError, InvalidHashError):
             return False
         if stored is None:
             return False
         if self.hasher.check_needs_rehash(stored):  # the costs were raised since
-            self.client.hset(self.key, name, self.hasher.hash(password))
+            self.client.hset(self.key, name, self.hashing(lambda: self.hasher.hash(password)))
         return True
 
     def ensure(self, name: str, password: str) -> bool:

@@ -8,9 +8,10 @@ own timestamp, so the time is an input (``now``) that tests and hosts control.
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
-from itsdangerous import BadSignature, URLSafeSerializer
+from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
 
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
@@ -64,6 +65,27 @@ def claim_url(public_url: str, token: str) -> str:
     return f"{public_url.rstrip('/')}/claim/{token}"
 
 
+# The other links a waitlist's emails carry (``webapp.links`` wraps these for the views):
+# the entry's own page (no expiry: bookmarked for weeks) and the confirmation link
+# (checked against its age when used).
+
+
+def sign_entry(secret: str | bytes, room: str, entry: str) -> str:
+    return URLSafeSerializer(secret, salt="entry").dumps([room, entry])
+
+
+def sign_confirm(secret: str | bytes, room: str, entry: str) -> str:
+    return URLSafeTimedSerializer(secret, salt="confirm").dumps([room, entry])
+
+
+def entry_url(public_url: str, room: str, token: str) -> str:
+    return f"{public_url.rstrip('/')}/rooms/{room}/entry/{token}"
+
+
+def confirm_url(public_url: str, token: str) -> str:
+    return f"{public_url.rstrip('/')}/confirm/{token}"
+
+
 class Claims:
     """Uses claim links: each admits once (``waitlist_claim.lua``)."""
 
@@ -73,11 +95,25 @@ class Claims:
         self.scripts = scripts
 
     def claim(self, claim: Claim, now: float) -> str:
-        """claimed, used (before), missing or not_admitted."""
-        keys = [self.keys.waitlist(claim.room).entries, self.keys.claims(claim.room)]
+        """claimed, used (before), missing, not_admitted or lapsed (its deadline passed)."""
+        waitlist = self.keys.waitlist(claim.room)
+        keys = [waitlist.entries, self.keys.claims(claim.room), waitlist.unclaimed]
         reply = self.scripts["waitlist_claim"](keys=keys, args=[claim.entry, now])
         return reply.decode() if isinstance(reply, bytes) else str(reply)
 
-    def claimed_at(self, claim: Claim) -> float | None:
-        when = self.client.hget(self.keys.claims(claim.room), claim.entry)
-        return None if when is None else float(when)
+    def refusal(self, claim: Claim, now: float) -> str | None:
+        """Why the claim would be refused now, as far as a read tells (used or lapsed),
+        or None: for the page that shows the button. Changes nothing."""
+        waitlist = self.keys.waitlist(claim.room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hexists(self.keys.claims(claim.room), claim.entry)
+        pipe.zscore(waitlist.unclaimed, claim.entry)
+        pipe.hget(waitlist.entries, claim.entry)
+        used, deadline, raw = pipe.execute()
+        if used:
+            return "used"
+        if deadline is not None and float(deadline) <= now:
+            return "lapsed"
+        if raw is not None and json.loads(raw).get("st") == "lapsed":
+            return "lapsed"
+        return None

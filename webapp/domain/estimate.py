@@ -37,6 +37,8 @@ TAU = 600.0  # seconds: the decay time constant of room_lib.lua
 TAU_SHORT = 120.0  # seconds: ... of its short copies of the release statistics (".short")
 TAU_LONG = 3600.0  # seconds: ... of its long copies (".long")
 MIN_HOLDS = 5.0  # fewer (decayed) finished seat holds than this: the wait is unknown
+TYPICAL_WEIGHT = 5.0  # finished holds an admin's typical stay counts as, against the measured
+TYPICAL_ERROR = 0.25  # relative variance of a typical stay (an sd of half of it): a guess
 PRIOR_WEIGHT = 20.0  # c2 and cs2 are pulled toward the Markovian 1 as if by this many samples
 MIN_AHEAD_SEEN = 20.0  # people-ahead observed before the realized share to stay is used
 MIN_LINE_EXITS = 5.0  # fewer people left the line than this: assume nobody drops out
@@ -95,6 +97,7 @@ class Rates(NamedTuple):
     rate_error: float  # relative variance of ``service`` (it is measured, not known)
     drift: float = 0.0  # relative variance per second of wait: the pace may change meanwhile
     moved: float = 0.0  # ... and the most it adds to a wait's, however long
+    basis: str = "measured"  # "typical": from the admin's typical stay alone, nothing measured
 
 
 def moments(stats: Mapping[str, float], event: str, now: float, tau: float = TAU) -> Moments:
@@ -280,7 +283,9 @@ def strayed(newer: Releases | None, older: Releases | None, capacity: int) -> fl
     return max(shift * shift - NOISE * apart(newer, older, capacity), 0.0)
 
 
-def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None:
+def rates(
+    stats: Mapping[str, float], now: float, capacity: int, typical: float | None = None
+) -> Rates | None:
     """The room's release rate, its variability and the chance to stay; None if unknown.
 
     The seat-seconds per release are the recent window's (``releases_seen``), moved
@@ -292,10 +297,18 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     joiner, the share let in before it ("ahead", weighted by their number); until
     enough of those are seen, the share of time spent in line by people who were then
     admitted.
+
+    ``typical``: the room's ``typical_stay_seconds`` (seat-seconds per release, set by
+    an admin). Until MIN_HOLDS holds are measured it alone gives the pace (basis
+    "typical"); then it counts as TYPICAL_WEIGHT holds against the measured ones, so
+    the measured pace takes over as holds are seen (basis "measured").
     """
     recent = releases_seen(stats, now, capacity)
     if recent is None:
-        return None
+        if typical is None or typical <= 0 or capacity <= 0:
+            return None
+        return Rates(capacity / typical, 1.0, 1.0, stay_share(stats, now), capacity,
+                     TYPICAL_ERROR, basis="typical")  # fmt: skip
     longer = releases_seen(stats, now, capacity, ((LONG, 1.0),))
     short = releases_seen(stats, now, capacity, ((SHORT, 1.0),))
     seen = sharper(short, steadier(recent, longer), recent, capacity)
@@ -305,15 +318,23 @@ def rates(stats: Mapping[str, float], now: float, capacity: int) -> Rates | None
     # The two are TAU and TAU_LONG apart (the mean ages of the two weightings).
     minutes, hour = strayed(short, lately, capacity), strayed(recent, earlier, capacity)
     drift = DRIFT_GAIN * max(minutes / TAU, hour / TAU_LONG)
-    stay = 1.0
+    moved = AGAIN * max(minutes, hour)
+    turn = seen.turn
+    if typical is not None and typical > 0:
+        turn = (seen.seen * turn + TYPICAL_WEIGHT * typical) / (seen.seen + TYPICAL_WEIGHT)
+    stay = stay_share(stats, now)
+    return Rates(capacity / turn, seen.c2, seen.cs2, stay, capacity, seen.error, drift, moved)
+
+
+def stay_share(stats: Mapping[str, float], now: float) -> float:
+    """The chance that a person in line is admitted rather than drops out (``rates``)."""
     ahead = moments(stats, "ahead", now)
     dropped, seated = moments(stats, "abandon", now), moments(stats, "waited", now)
     if ahead.weight >= MIN_AHEAD_SEEN:
-        stay = min(max(ahead.total / ahead.weight, 0.0), 1.0)
-    elif dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
-        stay = seated.total / (dropped.total + seated.total)
-    moved = AGAIN * max(minutes, hour)
-    return Rates(capacity / seen.turn, seen.c2, seen.cs2, stay, capacity, seen.error, drift, moved)
+        return min(max(ahead.total / ahead.weight, 0.0), 1.0)
+    if dropped.weight + seated.weight >= MIN_LINE_EXITS and dropped.total + seated.total > 0:
+        return seated.total / (dropped.total + seated.total)
+    return 1.0
 
 
 def releases(ahead: int, stay: float) -> tuple[float, float]:

@@ -26,7 +26,15 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from webapp.domain import estimate
-from webapp.domain.rooms import JoinRefused, RoomNotFound, SettingsChanged, Ticket, WaitingRooms
+from webapp.domain.rooms import (
+    JoinRefused,
+    RoomNotFound,
+    SettingsChanged,
+    Ticket,
+    TicketGone,
+    TicketNotFound,
+    WaitingRooms,
+)
 from webapp.domain.settings import RoomSettings
 
 CACHE_SIZE = 1024  # rooms whose figures a process keeps
@@ -42,6 +50,30 @@ class Standing(NamedTuple):
     raw: estimate.Estimate | None = None  # the model's estimate before smoothing
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
     trend: str | None = None  # "slower" or "faster" than the figure shown before said
+    basis: str | None = None  # "typical" (the admin's typical stay) or "measured"; None: none
+
+
+class Ended(NamedTuple):
+    """A place or seat that ended, with what its holder may do next."""
+
+    room: str
+    why: str  # left removed dropped unclaimed grace session | deleted unknown replaced moved
+    exists: bool  # the room still exists
+    status: str  # the room's status now ('' when it is gone)
+    can_join: bool  # joining again makes sense: the room exists, is live, and is not closed
+    opens_at: int | None = None  # when a paused or closed room opens again, if announced
+
+
+class Place(NamedTuple):
+    """One of a visitor's tickets as a page shows it: ``state`` is waiting (``standing``
+    set), turn (a seat is offered: claim it by going in), seated (holds a seat), or ended
+    (``ended`` set). ``left``: seconds the seat is held without going in."""
+
+    room: str
+    state: str
+    standing: Standing | None = None
+    left: float | None = None
+    ended: Ended | None = None
 
 
 class _Cached(NamedTuple):
@@ -117,7 +149,8 @@ class Lobby:
         kept = cached.rates.get(seats)
         if kept is not None and abs(now - kept[0]) < self.refresh:
             return kept[1]
-        rates = estimate.rates(cached.stats, now, seats)
+        typical = cached.settings.typical_stay_seconds
+        rates = estimate.rates(cached.stats, now, seats, typical)
         cached.rates[seats] = (now, rates)
         return rates
 
@@ -175,7 +208,43 @@ class Lobby:
         figure = estimate.smooth(before, raw, ticket.now, rates.service)
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
-        return Standing(ticket, shown_now, poll, raw, figure, why)
+        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis)
+
+    def place(self, room: str, token: str, shown: str | None = None) -> Place:
+        """Where a ticket stands, for a page: a waiting ticket checks in (its place stays
+        alive); an offered or held seat is only looked at, so a page that is not the
+        room neither claims it nor keeps it beyond its own deadline; an ended ticket
+        says why. Never joins."""
+        state = self.rooms.ticket_state(room, token)
+        if state in ("offered", "admitted"):
+            deadline = self.rooms.seat_deadline(room, token)
+            if deadline is not None and deadline > self.now():
+                return self._seat(room, state, deadline)
+        try:
+            standing = self.check_in(room, token, shown)
+        except TicketGone as gone:
+            return Place(room, "ended", ended=self.ended(room, gone.why))
+        except TicketNotFound:
+            return Place(room, "ended", ended=self.ended(room, "unknown"))
+        except RoomNotFound:
+            return Place(room, "ended", ended=self.ended(room, "deleted"))
+        if standing.ticket.seated:  # this check-in claimed an offered seat
+            deadline = self.rooms.seat_deadline(room, token)
+            return self._seat(room, "offered", deadline or self.now())
+        return Place(room, "waiting", standing)
+
+    def _seat(self, room: str, state: str, deadline: float) -> Place:
+        kind = "turn" if state == "offered" else "seated"
+        return Place(room, kind, left=max(deadline - self.now(), 0.0))
+
+    def ended(self, room: str, why: str) -> Ended:
+        """What a visitor whose ticket ended for ``why`` may do next (fresh settings: the
+        room may be gone or closed since)."""
+        settings = self.rooms.settings(room)
+        if settings is None:
+            return Ended(room, "deleted" if why == "unknown" else why, False, "", False)
+        can_join = settings.status != "closed" and settings.kind == "live"
+        return Ended(room, why, True, settings.status, can_join, settings.opens_at)
 
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""

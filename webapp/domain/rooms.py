@@ -327,6 +327,15 @@ class WaitingRooms:
         raw = self.client.hget(self.keys.room(room).tickets, token)
         return None if raw is None else str(json.loads(raw)["st"])
 
+    def seat_deadline(self, room: str, token: str) -> float | None:
+        """When a seated (or offered) ticket's seat is given up unless renewed or claimed;
+        None if it holds none. On the lease clock, which runs behind ``now`` only by
+        outages, so it is at worst a little early as a "time left"."""
+        if not valid_room_name(room):
+            return None
+        score = self.client.zscore(self.keys.room(room).seats, token)
+        return None if score is None else float(score)
+
     def participants(self, room: str) -> list[Participant]:
         """Who holds a seat, in the order they were seated."""
         keys = self.keys.room(room)

@@ -4,6 +4,7 @@ form all read. No Flask here."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -16,6 +17,13 @@ RoomKind = Literal["live", "waitlist"]
 KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
 Ordering = Literal["fifo", "priority", "lottery"]
 ORDERINGS: tuple[Ordering, ...] = ("fifo", "priority", "lottery")
+
+
+# Free-text settings: no control characters but the newline; links are http(s) with a host.
+TEXT_PATTERN = "^[^\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f]*$"
+URL_PATTERN = (
+    "^(https?://[^\\u0000-\\u0020\\u007f-\\u009f/?#\\\\]+[^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
+)
 
 
 class InvalidSetting(ValueError):
@@ -33,6 +41,8 @@ class Setting:
     nullable: bool = False  # None (empty) allowed: "no limit"
     choices: tuple[str, ...] = ()  # a text setting: one of these
     unit: str = ""
+    text: int = 0  # a free-text setting of at most this many characters ('' when unset)
+    url: bool = False  # a free-text setting that is empty or an http(s) address
 
     def check(self, value: Any) -> int | str | None:
         """The value if it is allowed (JSON types: int, str, None), else InvalidSetting."""
@@ -40,6 +50,8 @@ class Setting:
             if value not in self.choices:
                 raise InvalidSetting(f"{self.name} must be one of {', '.join(self.choices)}")
             return str(value)
+        if self.text:
+            return self.check_text(value)
         if value is None and self.nullable:
             return None
         if isinstance(value, float) and value.is_integer():
@@ -51,8 +63,26 @@ class Setting:
             raise InvalidSetting(f"{self.name} must be between {self.low} and {self.high}")
         return value
 
+    def check_text(self, value: Any) -> str:
+        """A free text (None is ''): at most ``text`` characters, no control characters
+        but newlines, trimmed; a link must be http(s). The same rules as the OpenAPI
+        document's patterns (TEXT_PATTERN, URL_PATTERN), so the two cannot disagree."""
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise InvalidSetting(f"{self.name} must be a string")
+        if len(value) > self.text:
+            raise InvalidSetting(f"{self.name} must be at most {self.text} characters")
+        if not re.fullmatch(URL_PATTERN if self.url else TEXT_PATTERN, value):
+            if self.url:
+                raise InvalidSetting(f"{self.name} must be an http:// or https:// address")
+            raise InvalidSetting(f"{self.name} must be plain text")
+        return value.strip()
+
     def from_text(self, text: str) -> int | str | None:
         """A value typed in a form (or stored in Redis): checked like ``check``."""
+        if self.text:  # a browser sends a textarea's line breaks as CR LF
+            return self.check_text(text.replace("\r\n", "\n"))
         text = text.strip()
         if self.choices:
             return self.check(text)
@@ -69,6 +99,12 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
+    Setting("title", "Title", "The room's name as visitors see it (the address stays "
+            "the same). Empty: the address.",
+            "", text=80),
+    Setting("description", "Description", "A line or two shown under the title on the "
+            "lobby and every page of the room.",
+            "", text=500),
     Setting("capacity", "Seats", "How many people are in the room at once (a waitlist "
             "room has no seats: it does not apply there).",
             10, 1, 1_000_000),
@@ -81,6 +117,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("session_seconds", "Seat without a page", "How long a seat is held without "
             "an open room page (an API client's seat, renewed by each check-in).",
             600, 10, 86400, unit="seconds"),
+    Setting("typical_stay_seconds", "Typical stay", "How long a person usually holds a "
+            "seat. It gives the first visitors an estimate until enough stays have been "
+            "measured. Empty: no estimate until then.",
+            None, 1, 7 * 86400, nullable=True, unit="seconds"),
+    Setting("opens_at", "Opens at", "When a paused or closed room opens again, in Unix "
+            "time (seconds), shown to visitors. Empty: not announced.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time"),
     Setting("max_wait_seconds", "Longest wait", "Refuse new joiners whose estimated wait "
             "is longer than this. Empty: no limit.",
             None, 1, 7 * 86400, nullable=True, unit="seconds"),
@@ -130,6 +173,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("claim_seconds", "Time to claim", "Waitlist rooms: how long someone let in has "
             "to claim their place with the link in their email.",
             172_800, 60, 30 * 86400, unit="seconds"),
+    Setting("claim_redirect_url", "After claiming", "Waitlist rooms: the page someone is "
+            "sent to once they claim their place. Empty: a \"you're in\" page.",
+            "", text=500, url=True),
+    Setting("notify_near", "Nearly-in email", "Waitlist rooms: email an entry when it "
+            "reaches this many places from the front. Empty: no such email.",
+            None, 1, 100_000, nullable=True, unit="places"),
 )  # fmt: skip
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -138,10 +187,14 @@ BY_NAME = {setting.name: setting for setting in SETTINGS}
 class RoomSettings:
     """One room's settings as typed values (the defaults are those of ``SETTINGS``)."""
 
+    title: str = ""
+    description: str = ""
     capacity: int = 10
     dropout_seconds: int = 30
     grace_seconds: int = 15
     session_seconds: int = 600
+    typical_stay_seconds: int | None = None
+    opens_at: int | None = None
     max_wait_seconds: int | None = None
     max_line_length: int | None = None
     status: RoomStatus = "open"
@@ -156,6 +209,8 @@ class RoomSettings:
     admit_every_minutes: int | None = None
     admit_batch: int = 100
     claim_seconds: int = 172_800
+    claim_redirect_url: str = ""
+    notify_near: int | None = None
 
     def changed(self, changes: Mapping[str, Any]) -> RoomSettings:
         """These settings with ``changes`` applied; InvalidSetting names the first bad one."""

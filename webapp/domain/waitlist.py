@@ -41,6 +41,7 @@ MAX_POINTS = 1_000_000  # referral_cap's upper bound: below 2**21, so scores sta
 RANK_CHUNK = 2000  # participants ranked per script call during a draw
 MAX_DEVICE = 200  # characters of a device id that count
 CROCKFORD = str.maketrans("ILO", "110")  # referral codes are read aloud and retyped
+LANGUAGES = ("en", "de", "es")  # an entry's emails are in one of these (kept at join)
 
 # Mail providers that ignore parts of the local part: (canonical domain, dots ignored,
 # "+tag" ignored). Only these are folded; elsewhere a dot or a plus may be significant.
@@ -145,6 +146,41 @@ class HeldReferral(NamedTuple):
     since: float
 
 
+class Referee(NamedTuple):
+    """One leg of a referral tree (the admin panel): an entry someone referred, what its
+    leg gave its referrer, and its own referees (to a bounded depth)."""
+
+    entry: str  # entry id
+    name: str
+    code: str  # its referral code (its support code)
+    email: str
+    state: str  # waiting | admitted | lapsed
+    confirmed: bool
+    leg: str  # pending | credited | held | void
+    why: str  # held: network | device | address | velocity; void: loop | admin | gone
+    points: int  # what the leg gave the referrer (credited; 0 at the cap)
+    referees: tuple[Referee, ...]
+
+
+class EntryDetail(NamedTuple):
+    """One entry as an admin sees it: its standing, email, its referrers up the chain
+    (nearest first) and its referral tree below it."""
+
+    entry: Entry
+    name: str
+    email: str
+    leg: str  # its own referral leg ('' if nobody referred it)
+    why: str
+    referrers: tuple[tuple[str, str, str], ...]  # (entry id, name, referral code)
+    referees: tuple[Referee, ...]
+    shown: int  # referees listed (at most TREE_SHOWN, to TREE_DEPTH levels)
+
+
+TREE_DEPTH = 3  # levels of referees shown below an entry
+TREE_SHOWN = 300  # referees shown at most, breadth first
+CHAIN_SHOWN = 64  # referrers followed up (a loop cannot form: referrals happen at join)
+
+
 class WaitlistFigures(NamedTuple):
     """A waitlist at a glance (the admin panel)."""
 
@@ -155,15 +191,35 @@ class WaitlistFigures(NamedTuple):
     held: int  # referral boosts held for review
 
 
+class MailFigures(NamedTuple):
+    """A room's emails at a glance (the admin panel): notices in each state now."""
+
+    sent: int
+    unsent: int  # in the outbox, not sent nor given up on yet (retries included)
+    retry: int  # a send failed; tried again after its backoff
+    failed: int  # given up after the last try
+
+
 class OutboxMessage(NamedTuple):
     """One message of a room's outbox (the mailer reads them in order)."""
 
     id: str  # the stream's id
-    kind: str  # admitted
+    kind: str  # confirm | admitted | lapsed | near (NOTICE_KINDS)
     entry: str
     email: str
     name: str
     at: float
+    lang: str = "en"  # the entry's language (en, de, es), for the mailer's templates
+    until: float = 0  # admitted: the claim deadline the link carries
+    nth: int = 1  # confirm: the 2nd or 3rd, sent when an unconfirmed entry signs up again
+
+
+class SweepResult(NamedTuple):
+    """What one sweep turn did to a waitlist."""
+
+    admitted: int  # by the schedule, and in place of lapsed entries
+    lapsed: int  # admitted entries not claimed by their deadline
+    near: int  # entries told they are nearly in
 
 
 class Waitlists:
@@ -217,11 +273,14 @@ class Waitlists:
         referral_code: str = "",
         address: str = "",
         device: str = "",
+        language: str = "",
     ) -> Entry:
-        """Signs up to the waitlist, unconfirmed, at the back (in its ordering). The same
-        mailbox again gets the same entry back (EmailRefused for a bad or disposable
-        address). ``address``: the joiner's IP address, ``device``: a device id; both
-        are kept only hashed, to hold suspicious referral boosts for review."""
+        """Signs up to the waitlist, unconfirmed, at the back (in its ordering), and
+        writes its confirmation email to the outbox. The same mailbox again gets the
+        same entry back (EmailRefused for a bad or disposable address). ``address``: the
+        joiner's IP address, ``device``: a device id; both are kept only hashed, to hold
+        suspicious referral boosts for review. ``language``: one of LANGUAGES (else
+        en), kept for the entry's emails."""
         display = clean_display_name(name)
         mail = normalise_email(email)
         code = "".join(str(referral_code or "").split()).upper()[:16].translate(CROCKFORD)
@@ -239,6 +298,7 @@ class Waitlists:
                 ip,
                 network,
                 device_hash,
+                language if language in LANGUAGES else "",
             )
             if _text(reply[0]) != "taken":  # a fresh id clashed (never, in practice)
                 break
@@ -296,8 +356,98 @@ class Waitlists:
         return self._entry(self._run("waitlist_review", room, referee, "release", who), room)
 
     def void(self, room: str, referee: str, who: str) -> Entry:
-        """Drops a held boost: the referrer gets nothing for it; audited as ``who``."""
+        """Drops a held boost (the referrer gets nothing for it) or takes back a credited
+        one (the referrer loses the points it gave, and moves at once); audited as
+        ``who``. NotHeld for a leg that is pending or void already."""
         return self._entry(self._run("waitlist_review", room, referee, "void", who), room)
+
+    # -- an entry, as an admin looks it up -----------------------------------------
+
+    def find(self, room: str, query: str) -> str | None:
+        """The entry id with this email (as normalised at join: aliases find it too) or
+        this referral code; None if there is none."""
+        _, waitlist = self._room_keys(room)
+        query = query.strip()
+        if "@" in query:
+            try:
+                key = normalise_email(query).key
+            except EmailRefused:
+                return None
+            found = self.client.hget(waitlist.emails, key)
+        else:
+            code = "".join(query.split()).upper()[:16].translate(CROCKFORD)
+            found = self.client.hget(waitlist.codes, code) if code else None
+        return _text(found) if found else None
+
+    def detail(self, room: str, entry: str) -> EntryDetail:
+        """The entry's standing, its referrers up the chain and its referral tree, read
+        without a script (nothing changes); EntryNotFound if it is not on the waitlist."""
+        standing = self.position(room, entry)
+        _, waitlist = self._room_keys(room)
+        record = _record(self.client.hget(waitlist.entries, entry))
+        chain: list[tuple[str, str, str]] = []
+        seen, up = {entry}, str(record.get("by") or "")
+        while up and up not in seen and len(chain) < CHAIN_SHOWN:
+            seen.add(up)
+            above = _record(self.client.hget(waitlist.entries, up))
+            chain.append((up, str(above.get("n", "")), str(above.get("rc", ""))))
+            up = str(above.get("by") or "")
+        referees, shown = self._referees(waitlist, entry)
+        return EntryDetail(
+            entry=standing,
+            name=str(record.get("n", "")),
+            email=str(record.get("em", "")),
+            leg=str(record.get("rs", "")),
+            why=str(record.get("rw", "")),
+            referrers=tuple(chain),
+            referees=referees,
+            shown=shown,
+        )
+
+    def _referees(self, waitlist: WaitlistKeys, root: str) -> tuple[tuple[Referee, ...], int]:
+        """The tree below ``root``, breadth first, TREE_DEPTH levels, TREE_SHOWN legs."""
+        children: dict[str, list[str]] = {}
+        records: dict[str, dict[str, Any]] = {}
+        level, shown = [root], 0
+        for _depth in range(TREE_DEPTH):
+            below: list[str] = []
+            for parent in level:
+                room_left = TREE_SHOWN - shown
+                if room_left <= 0:
+                    break
+                members = self.client.zrangebylex(
+                    waitlist.referees, f"[{parent}:", f"({parent};", start=0, num=room_left
+                )
+                ids = [_text(m).split(":", 1)[1] for m in members]
+                if ids:
+                    raws = self.client.hmget(waitlist.entries, ids)
+                    for child, raw in zip(ids, raws, strict=True):
+                        records[child] = _record(raw)
+                    ids.sort(key=lambda child: int(records[child].get("seq") or 0))
+                children[parent] = ids  # in join order
+                below.extend(ids)
+                shown += len(ids)
+            level = below
+
+        def legs(parent: str) -> tuple[Referee, ...]:
+            return tuple(
+                Referee(
+                    entry=child,
+                    name=str(x.get("n", "")),
+                    code=str(x.get("rc", "")),
+                    email=str(x.get("em", "")),
+                    state=str(x.get("st", "")),
+                    confirmed=bool(x.get("ok")),
+                    leg=str(x.get("rs", "")),
+                    why=str(x.get("rw", "")),
+                    points=int(x.get("rp") or 0),
+                    referees=legs(child),
+                )
+                for child in children.get(parent, [])
+                for x in (records[child],)
+            )
+
+        return legs(root), shown
 
     # -- the lottery -------------------------------------------------------------
 
@@ -354,12 +504,32 @@ class Waitlists:
     # -- upkeep and the mailer's feed --------------------------------------------------
 
     def sweep(self, room: str) -> int:
-        """The background sweep's turn: the schedule's admissions (once per period), and
-        the draw once ``draw_at`` has come (or one left half done). Returns admissions."""
-        admitted, draw = self._run("waitlist_sweep", room)
+        """The background sweep's turn (``sweep_turn``); returns how many entries changed
+        state (admitted or lapsed), for the caller to tell the room."""
+        turn = self.sweep_turn(room)
+        return turn.admitted + turn.lapsed
+
+    def sweep_turn(self, room: str) -> SweepResult:
+        """One sweep turn (``waitlist_sweep.lua``): admitted entries not
+        claimed by their deadline lapse (each told, and the next confirmed entry
+        admitted in its place); the schedule's admissions (once per period); the
+        "nearly in" notices; and the draw once ``draw_at`` has come (or one left half
+        done). Each step's work per turn is bounded."""
+        admitted, draw, lapsed, near = self._run("waitlist_sweep", room)
         if _text(draw) in ("start", "rank"):
             self.draw(room, who="schedule")
-        return int(admitted)
+        return SweepResult(int(admitted), int(lapsed), int(near))
+
+    def mail_figures(self, room: str) -> MailFigures:
+        """The mailer's counts (kept by mail_claim.lua and mail_done.lua in the room's
+        delivery hash) and the outbox's length: O(1)."""
+        _, waitlist = self._room_keys(room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(self.keys.deliveries(room), "#sent", "#retry", "#failed")
+        pipe.xlen(waitlist.outbox)
+        (sent, retry, failed), messages = pipe.execute()
+        sent, retry, failed = (int(n or 0) for n in (sent, retry, failed))
+        return MailFigures(sent, max(int(messages) - sent - failed, 0), retry, failed)
 
     def outbox(self, room: str, after: str = "0", count: int = 100) -> list[OutboxMessage]:
         """Messages of the room's outbox after the stream id ``after``, oldest first."""
@@ -369,7 +539,15 @@ class Waitlists:
             f = {_text(k): _text(v) for k, v in fields.items()}
             out.append(
                 OutboxMessage(
-                    _text(message_id), f["kind"], f["entry"], f["email"], f["name"], float(f["at"])
+                    id=_text(message_id),
+                    kind=f["kind"],
+                    entry=f["entry"],
+                    email=f["email"],
+                    name=f["name"],
+                    at=float(f["at"]),
+                    lang=f.get("lang", "en"),
+                    until=float(f.get("until") or 0),
+                    nth=int(f.get("nth") or 1),
                 )
             )
         return out

@@ -26,6 +26,15 @@ if request ~= '' then
         return {'ok', done, '1'}
     end
 end
+-- The answer, kept under the request id for a replay, and the TTLs renewed.
+local function finish(admitted, renew)
+    local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
+    if request ~= '' then
+        redis.call('SET', KEYS[16], answer, 'EX', 86400)
+    end
+    renew()
+    return {'ok', answer, '0'}
+end
 if s.waitlist then
     ACTOR = ARGV[6]
     use_waitlist_keys(17)
@@ -41,17 +50,12 @@ if s.waitlist then
         elseif not e.ok then
             return {'unconfirmed', '[]', '0'}
         end
-        admit_entry(one, e, now, 'waitlist')
+        admit_entry(one, e, w, now, 'waitlist')
         admitted[1] = one
     else
-        admitted = admit_from_ready(tonumber(ARGV[3]), now, 'waitlist')
+        admitted = admit_from_ready(w, tonumber(ARGV[3]), now, 'waitlist')
     end
-    local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
-    if request ~= '' then
-        redis.call('SET', KEYS[16], answer, 'EX', 86400)
-    end
-    touch_waitlist()
-    return {'ok', answer, '0'}
+    return finish(admitted, touch_waitlist)
 end
 local lease = lease_clock(now, ARGV[2])
 local batch = tonumber(ARGV[7])
@@ -84,9 +88,4 @@ while #admitted < wanted and looked < wanted + batch do
         admitted[#admitted + 1] = head
     end
 end
-local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
-if request ~= '' then
-    redis.call('SET', KEYS[16], answer, 'EX', 86400)
-end
-touch()
-return {'ok', answer, '0'}
+return finish(admitted, touch)

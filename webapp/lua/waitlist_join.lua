@@ -5,9 +5,14 @@
 -- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 a fresh entry id, 3 display name, 4 email (as
 --       mailed), 5 email key (one per mailbox), 6 referral code ('' = none), 7 hashed
---       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none)
+--       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none),
+--       10 the joiner's language (en, de, es; '' = en), for its emails
+-- A new entry gets its confirmation email (outbox: confirm) from this script; an
+-- unconfirmed one that signs up again, another (field nth), within limits.
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |
 --   full | taken
+local CONFIRM_SENDS = 3   -- confirmation emails per entry, at most
+local CONFIRM_GAP = 3600  -- seconds between two of them, at least
 use_waitlist_keys(16)
 local now, id, code = clock(ARGV[1]), ARGV[2], ARGV[6]
 local s = load_settings()
@@ -22,11 +27,21 @@ local w = load_waitlist(s)
 local existing = redis.call('HGET', W.emails, ARGV[5])
 local known = existing and get_entry(existing)
 if known then
+    local changed = false
     if code ~= '' and not known.by and not known.ok and known.st == 'waiting' then
         refer(existing, known, code)
-        if known.by then
-            put_entry(existing, known)
-        end
+        changed = known.by ~= nil
+    end
+    -- Not confirmed yet (the link lost or expired): another confirmation email, at most
+    -- CONFIRM_SENDS in all and one per CONFIRM_GAP, so nobody can flood a mailbox
+    local sent = known.cn or 1
+    if not known.ok and known.st == 'waiting' and sent < CONFIRM_SENDS
+            and now - (known.cl or known.j) >= CONFIRM_GAP then
+        known.cn, known.cl, changed = sent + 1, now, true
+        notify('confirm', existing, known, now, 'nth', tostring(sent + 1))
+    end
+    if changed then
+        put_entry(existing, known)
     end
     return entry_reply('ok', existing, known, s, w, now)
 end
@@ -59,10 +74,14 @@ end
 if ARGV[9] ~= '' then
     e.dev = ARGV[9]
 end
+if (ARGV[10] or '') ~= '' then
+    e.lg = ARGV[10]
+end
 refer(id, e, code)
 redis.call('ZADD', W.line, order_score(w, e), id)
 redis.call('HSET', W.emails, ARGV[5], id)
 put_entry(id, e)
+notify('confirm', id, e, now)
 count('joined', now)
 touch_waitlist()
 return entry_reply('ok', id, e, s, w, now)

@@ -9,9 +9,11 @@
 -- room_admit.lua, whose key 16 is the request's record):
 --   +0  entries   hash   entry id -> JSON {n name, em email, ek email key, rc referral
 --                        code, by referrer, ok confirmed, p points, seq, j joined,
---                        st waiting|admitted, a admitted at, ip/net/dev hashes, ac nth
---                        entry of its address, rs its referral leg: pending|credited|
---                        held|void, rw why held or void, rp points its leg gave,
+--                        st waiting|admitted|lapsed, a admitted at, l lapsed at, ip/net/
+--                        dev hashes, ac nth entry of its address, lg language, cn
+--                        confirmation emails sent (if more than one) and cl the last's
+--                        time, nn told it is nearly in (when), rs its referral leg:
+--                        pending|credited|held|void, rw why held or void, rp points its leg gave,
 --                        rf {c credited, h held, p pending} as a referrer, vt credit times}
 --   +1  line      zset   waiting entry -> order score (everyone waiting: the position)
 --   +2  ready     zset   confirmed waiting entry -> the same score (admission takes these)
@@ -24,7 +26,13 @@
 --   +9  meta      hash   the draw: commitment, seed, state (committed|ranking|drawn),
 --                        committed_at, started_at, finished_at, count; period (schedule)
 --   +10 drawn     list   the draw's entries (its participants), for anyone to verify it
---   +11 outbox    stream one message per admission: kind, entry, email, name, at
+--   +11 outbox    stream one message per notice: kind (confirm | admitted | lapsed |
+--                        near), entry, email, name, lang, at; until (admitted: the claim
+--                        deadline); nth (confirm: the 2nd or 3rd, sent on signing up again)
+--   +12 unclaimed zset   admitted entry not yet claimed -> its claim deadline (the sweep
+--                        lapses those past it, oldest first)
+--   +13 referees  zset   every score 0: 'referrer id:referee id' (entry ids have no
+--                        ':'), so a referrer's referees are one ZRANGEBYLEX (the panel)
 --
 -- Order scores, one sorted-set score per entry, always an integer below 2^53 in size
 -- (exact in a double, so never rounded, never tied; tests/domain/test_waitlist.py):
@@ -42,7 +50,8 @@ local function use_waitlist_keys(first)
     W.entries, W.line, W.ready, W.seq = KEYS[first], KEYS[first + 1], KEYS[first + 2], KEYS[first + 3]
     W.emails, W.codes, W.admitted = KEYS[first + 4], KEYS[first + 5], KEYS[first + 6]
     W.held, W.addresses, W.meta = KEYS[first + 7], KEYS[first + 8], KEYS[first + 9]
-    W.drawn, W.outbox = KEYS[first + 10], KEYS[first + 11]
+    W.drawn, W.outbox, W.unclaimed = KEYS[first + 10], KEYS[first + 11], KEYS[first + 12]
+    W.referees = KEYS[first + 13]
 end
 
 local TWO32 = 4294967296
@@ -65,6 +74,8 @@ local function load_waitlist(s)
         every = tonumber(raw.admit_every_minutes),  -- nil: no schedule
         batch = tonumber(raw.admit_batch) or 100,
         draw_at = tonumber(raw.draw_at),  -- nil: only an admin draws
+        claim = tonumber(raw.claim_seconds) or 172800,
+        near = tonumber(raw.notify_near),  -- nil: no "nearly in" email
         state = redis.call('HGET', W.meta, 'state') or '',
     }
 end
@@ -138,6 +149,7 @@ local function refer(id, e, code)
         return
     end
     e.by, e.rs = r_id, 'pending'
+    redis.call('ZADD', W.referees, 0, r_id .. ':' .. id)
     local rf = counts(r)
     rf.p = rf.p + 1
     put_entry(r_id, r)
@@ -230,23 +242,31 @@ local function judge_referral(x_id, x, w, now)
     credit(x_id, x, r_id, r, w, now, '')
 end
 
--- Admits one waiting, confirmed entry: out of the line, into the admitted set, and a
--- message in the outbox for the mailer in the same script, so none is ever missed.
-local function admit_entry(id, e, now, how)
+-- A message in the outbox for the mailer (one per entry and kind is ever sent: the
+-- mailer's idempotency key), written by the script that makes the change it tells of.
+local function notify(kind, id, e, now, ...)
+    redis.call('XADD', W.outbox, '*', 'kind', kind, 'entry', id, 'email', e.em,
+        'name', e.n or '', 'lang', e.lg or 'en', 'at', tostring(now), ...)
+end
+
+-- Admits one waiting, confirmed entry: out of the line, into the admitted set with its
+-- claim deadline, and a message in the outbox in the same script, so none is missed.
+local function admit_entry(id, e, w, now, how)
+    local deadline = now + w.claim
     redis.call('ZREM', W.line, id)
     redis.call('ZREM', W.ready, id)
     redis.call('ZADD', W.admitted, now, id)
+    redis.call('ZADD', W.unclaimed, deadline, id)
     e.st, e.a = 'admitted', now
     put_entry(id, e)
-    redis.call('XADD', W.outbox, '*', 'kind', 'admitted', 'entry', id, 'email', e.em,
-        'name', e.n or '', 'at', tostring(now))
+    notify('admitted', id, e, now, 'until', tostring(deadline))
     count('admitted', now)
     audit(now, 'admit', named(e), how)
 end
 
 -- Admits the first `wanted` confirmed entries in order (unconfirmed ones keep their
 -- place and are skipped: they are not in `ready`). Returns their ids.
-local function admit_from_ready(wanted, now, how)
+local function admit_from_ready(w, wanted, now, how)
     local admitted = {}
     if wanted <= 0 then
         return admitted
@@ -254,7 +274,7 @@ local function admit_from_ready(wanted, now, how)
     for _, id in ipairs(redis.call('ZRANGE', W.ready, 0, wanted - 1)) do
         local e = get_entry(id)
         if e and e.st == 'waiting' and e.ok then
-            admit_entry(id, e, now, how)
+            admit_entry(id, e, w, now, how)
             admitted[#admitted + 1] = id
         else
             redis.call('ZREM', W.ready, id)

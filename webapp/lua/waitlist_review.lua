@@ -1,15 +1,34 @@
 --!include waitlist_lib.lua
 -- waitlist_review.lua: an admin releases (credits) or voids a referral boost held for
--- review. The cap still applies to a release; both are audited under the admin's name.
+-- review, or voids one already credited (the referrer loses the points that leg gave,
+-- and its place follows at once). The cap still applies to a release; each is audited
+-- under the admin's name.
 -- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 the referee's entry id, 3 release | void, 4 who
 -- Reply: entry_reply() of the referee; code ok | no_room | not_waitlist | unknown |
---   not_held
+--   not_held (neither held, nor credited when voiding)
 local now = clock(ARGV[1])
 ACTOR = ARGV[4]
 local s, w, x, x_id, refusal = waitlist_entry(now, ARGV[2])
 if refusal then
     return refusal
+end
+if x.rs == 'credited' and ARGV[3] == 'void' then
+    local r = get_entry(x.by)
+    local gave = x.rp or 0
+    x.rs, x.rw, x.rp = 'void', 'admin', 0
+    if r then
+        r.p = math.max((r.p or 0) - gave, 0)
+        local rf = counts(r)
+        rf.c = math.max(rf.c - 1, 0)
+        put_entry(x.by, r)
+        reposition(x.by, r, w)
+        audit(now, 'referral_void', named(r), 'from ' .. x.rc .. ': -' .. gave .. ', score '
+            .. r.p .. ' (admin)')
+    end
+    put_entry(x_id, x)
+    touch_waitlist()
+    return entry_reply('ok', x_id, x, s, w, now)
 end
 if x.rs ~= 'held' then
     return entry_reply('not_held', x_id, x, s, w, now)

@@ -70,7 +70,9 @@ class WaitlistKeys:
     addresses: str  # hash: hashed address -> entries joined from it
     meta: str  # hash: the draw (commitment, seed, state, times) and the schedule's period
     drawn: str  # list: the entries of the lottery draw (its participants), to verify it
-    outbox: str  # stream: one message per admission (kind, entry, email, name, at)
+    outbox: str  # stream: one message per notice (kind, entry, email, name, lang, at)
+    unclaimed: str  # zset: admitted entry not yet claimed -> its claim deadline
+    referees: str  # zset, every score 0: "referrer id:referee id" (a referrer's referees)
 
     def all(self) -> list[str]:
         """Every waitlist key, in the order the scripts take them (after the room's)."""
@@ -87,6 +89,8 @@ class WaitlistKeys:
             self.meta,
             self.drawn,
             self.outbox,
+            self.unclaimed,
+            self.referees,
         ]
 
 
@@ -146,6 +150,8 @@ class Keys:
             meta=f"{base}:wl:meta",
             drawn=f"{base}:wl:drawn",
             outbox=f"{base}:outbox",
+            unclaimed=f"{base}:wl:unclaimed",
+            referees=f"{base}:wl:referees",
         )
 
     def admit_request(self, room: str, request_id: str) -> str:

@@ -46,7 +46,8 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "remove": "Removed", "move": "Moved in line", "notice": "Notice broadcast",
                "notice_cleared": "Notice cleared", "referral_credit": "Referral credited",
                "referral_hold": "Referral held for review", "referral_void": "Referral void",
-               "draw_commit": "Lottery seed committed", "draw": "Lottery drawn"}  # fmt: skip
+               "draw_commit": "Lottery seed committed", "draw": "Lottery drawn",
+               "lapse": "Place lapsed unclaimed"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
             "hour"}  # fmt: skip
@@ -179,9 +180,11 @@ def room_page(
 
 
 def waitlist_context(room: str) -> dict[str, Any]:
-    """A waitlist's figures, its held referral boosts and its lottery's draw."""
+    """A waitlist's figures, its held referral boosts and its lottery's draw (the
+    waitlist's own actions are in ``admin_waitlist``)."""
     return {"figures": waitlists().figures(room), "held": waitlists().held(room),
-            "draw": waitlists().draw_record(room), "why": HELD_WHY}  # fmt: skip
+            "draw": waitlists().draw_record(room), "why": HELD_WHY,
+            "mail": waitlists().mail_figures(room)}  # fmt: skip
 
 
 def line_context(room: str, page: int, query: str, now: float | None = None) -> dict[str, Any]:
@@ -356,33 +359,6 @@ def notice(room: str) -> ResponseReturnValue:
     return back(room)
 
 
-# -- a waitlist ----------------------------------------------------------------
-
-
-@bp.post("/rooms/<room>/held/<referee>/release")
-@login_required
-def release_referral(room: str, referee: str) -> ResponseReturnValue:
-    waitlists().release(room, referee, who())
-    flash("Released the referral: its referrer is credited (up to the cap).")
-    return back(room)
-
-
-@bp.post("/rooms/<room>/held/<referee>/void")
-@login_required
-def void_referral(room: str, referee: str) -> ResponseReturnValue:
-    waitlists().void(room, referee, who())
-    flash("Voided the referral: its referrer gets nothing for it.")
-    return back(room)
-
-
-@bp.post("/rooms/<room>/draw")
-@login_required
-def draw(room: str) -> ResponseReturnValue:
-    record = waitlists().draw(room, who())
-    flash(f"Held the draw: {record.entries:,} entries ranked.")
-    return back(room)
-
-
 # -- the audit log ------------------------------------------------------------
 
 
@@ -501,6 +477,10 @@ def bounds(setting: Setting) -> str:
     if setting.choices:
         allowed = " or ".join(CHOICES.get(c, c) for c in setting.choices)
         return f"{setting.label}: choose {allowed}."
+    if setting.url:
+        return f"{setting.label} must be an http:// or https:// address (or empty)."
+    if setting.text:
+        return f"{setting.label}: plain text of at most {setting.text} characters."
     empty = " (or leave it empty for no limit)" if setting.nullable else ""
     unit = f" {setting.unit}" if setting.unit else ""
     return (

@@ -36,6 +36,7 @@ from werkzeug.wrappers import Response
 from webapp.admin_session import PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
+from webapp.periodic import off_the_loop
 from webapp.redis.keys import Keys
 from webapp.security import credential_failures, refused_credentials, throttled
 
@@ -194,7 +195,7 @@ def init_app(app: Flask, client: Any, keys: Keys) -> None:
     idle = int(app.config["ADMIN_SESSION_IDLE_SECONDS"])
     if idle < 1:
         raise ConfigError("WEBAPP_ADMIN_SESSION_IDLE_SECONDS must be at least 1")
-    accounts = Admins(client, keys)
+    accounts = Admins(client, keys, hashing=off_the_loop)
     app.extensions["admins"] = accounts
     app.session_interface = PanelSessionInterface(AdminSessions(client, keys, idle), accounts)
     app.register_blueprint(bp)

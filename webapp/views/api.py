@@ -13,7 +13,7 @@ from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
 from webapp.domain.waitlist import Entry, NotAWaitlist
-from webapp.links import entry_of, entry_token
+from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, rooms, visits, waitlists
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -52,6 +52,7 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "support_code": ticket.support_code,
         "notice": ticket.notice or None,
         "trend": standing.trend,
+        "basis": standing.basis,
     }
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
 
@@ -63,7 +64,7 @@ def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
     ticket = entry.ticket
     body = {
         "token": entry_token(room, entry.id),
-        "status": "admitted" if entry.state == "admitted" else "waiting",
+        "status": entry.state if entry.state in ("admitted", "lapsed") else "waiting",
         "position": entry.position,
         "ahead": ticket.ahead,
         "wait": None,
@@ -78,6 +79,7 @@ def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
         "support_code": entry.referral_code,
         "notice": ticket.notice or None,
         "trend": None,  # a waitlist has no pace to report
+        "basis": None,
         "confirmed": entry.confirmed,
         "referral_code": entry.referral_code,
         "score": entry.score,
@@ -115,7 +117,7 @@ def join(room: str) -> ResponseReturnValue:
     email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
     if lobby().settings(room).kind == "waitlist":
         address = request.remote_addr or ""
-        entry = waitlists().join(room, name, email, ref, address=address)
+        entry = waitlists().join(room, name, email, ref, address=address, language=entry_language())
         return waitlist_json(room, entry)
     identity = f"api:{key}" if key else ""
     return standing_json(visits().join(room, identity=identity, name=name))

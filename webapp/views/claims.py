@@ -1,15 +1,16 @@
 """Claim links (issue 13, phase 2a): ``/claim/<token>`` from an admission email.
 
 The GET only shows a button, since mail scanners prefetch links; the POST (with the
-CSRF token) claims, once (``webapp.domain.claims``). A tampered link gets 400, an
-expired or used one 410, and neither changes anything.
+CSRF token) claims, once (``webapp.domain.claims``), then sends the visitor on to the
+room's ``claim_redirect_url`` (303) or shows the "you're in" page. A tampered link gets
+400, an expired, lapsed or used one 410, and none changes anything.
 """
 
 from __future__ import annotations
 
 import time
 
-from flask import Blueprint, current_app, render_template
+from flask import Blueprint, current_app, redirect, render_template
 from flask.typing import ResponseReturnValue
 
 from webapp.domain.claims import Claim, ClaimRefused, Claims, verify_claim
@@ -19,6 +20,7 @@ bp = Blueprint("claims", __name__)
 REFUSALS = {
     "tampered": (400, "This link is not one we sent: check that it was copied whole."),
     "expired": (410, "This link has expired: the time to claim the place is over."),
+    "lapsed": (410, "This link has expired: the time to claim the place is over."),
     "used": (410, "This link has been used already: it admits once."),
     "missing": (410, "This place no longer exists."),
     "not_admitted": (410, "This place is not open to claim."),
@@ -50,8 +52,9 @@ def claim_form(token: str) -> ResponseReturnValue:
         claim = _verified(token)
     except ClaimRefused as error:
         return refused(error.reason)
-    if _claims().claimed_at(claim) is not None:
-        return refused("used")
+    refusal = _claims().refusal(claim, _now())
+    if refusal is not None:
+        return refused(refusal)
     return render_template("claim.html", claim=claim, token=token)
 
 
@@ -64,4 +67,7 @@ def claim(token: str) -> ResponseReturnValue:
     outcome = _claims().claim(claim, _now())
     if outcome != "claimed":
         return refused(outcome)
+    settings = services().rooms.settings(claim.room)
+    if settings is not None and settings.claim_redirect_url:
+        return redirect(settings.claim_redirect_url, 303)
     return render_template("claim.html", claim=claim, done=True)

@@ -27,12 +27,10 @@ from flask import (
 from flask.typing import ResponseReturnValue
 
 from webapp.domain.estimate import Estimate
-from webapp.domain.lobby import Standing
+from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import (
     InvalidInput,
-    RoomError,
     RoomNotFound,
-    TicketGone,
     TicketNotFound,
     clean_display_name,
     public_id,
@@ -71,25 +69,82 @@ def is_htmx() -> bool:
 
 @bp.get("/")
 def home() -> ResponseReturnValue:
+    places = my_places()
     mine: dict[str, Any] = {}
-    for room, token in list(tickets().items()):
-        # A seat is only looked at: a check-in would hold it for session_seconds while
-        # its holder browses the lobby, instead of the grace an away visitor gets.
-        if rooms().ticket_state(room, token) in ("offered", "admitted"):
-            mine[room] = "seated"
-            continue
-        try:
-            mine[room] = lobby().check_in(room, token).ticket.position
-        except RoomError:
-            remember(room, None)
+    for place in places:
+        if place.state in ("turn", "seated"):
+            mine[place.room] = "seated"
+        elif place.standing is not None:
+            mine[place.room] = place.standing.ticket.position
     wanted = request.args.get("next", "")
     return render_template(
         "lobby.html",
         rooms=rooms().summaries(),
         mine=mine,
+        places=places,
+        places_poll=places_poll(places),
         name=session.get("name", ""),
         next=wanted if NEXT_PATH.fullmatch(wanted) else "",
     )
+
+
+@bp.get("/places")
+def places() -> ResponseReturnValue:
+    """The lobby's poll: checks in for every place of the session (so a visitor on the
+    lobby keeps them) and shows each one's state, ended ones with why."""
+    found = my_places()
+    return render_template("_my_places.html", places=found, places_poll=places_poll(found))
+
+
+@bp.post("/places/<room>/dismiss")
+def dismiss(room: str) -> ResponseReturnValue:
+    """Forgets an ended place the lobby keeps showing."""
+    session["ended"] = {r: e for r, e in session.get("ended", {}).items() if r != room}
+    return redirect(url_for(".home")), 303
+
+
+def my_places() -> list[Place]:
+    """Every place of this session: live ones checked in, ended ones with their reason."""
+    found = []
+    for room, token in sorted(tickets().items()):
+        place = lobby().place(room, token)
+        if place.ended is not None:
+            forget_ended(room, token, place.ended.why)
+        found.append(place)
+    live = {p.room for p in found}
+    for room, (_, why) in sorted(session.get("ended", {}).items()):
+        if room not in live:
+            found.append(Place(room, "ended", ended=lobby().ended(room, why)))
+    return found
+
+
+def places_poll(found: list[Place]) -> float | None:
+    """The lobby polls as often as its most pressing place needs (a waiting place's
+    poll_after is at most half its dropout_seconds); not at all without a live place."""
+    polls = [p.standing.poll_after for p in found if p.standing is not None]
+    polls += [min(max(p.left or 0.0, 1.0), 5.0) for p in found if p.state == "turn"]
+    return min(polls) if polls else None
+
+
+def forget_ended(room: str, token: str, why: str) -> None:
+    """The ticket ended: the session forgets it but remembers why (for its other pages,
+    which poll with this ticket's public id and are told, never joined again)."""
+    remember(room, None)
+    ended = dict(session.get("ended", {}))
+    ended[room] = [public_id(token), why]
+    session["ended"] = ended
+
+
+def page_ticket(room: str) -> tuple[str | None, str | None]:
+    """The session's ticket for the room if it is the one this page was showing (``t``,
+    its public id), and else None with why this page's ticket is no longer live."""
+    token, mine = tickets().get(room), request.args.get("t")
+    if token is not None and (not mine or public_id(token) == mine):
+        return token, None
+    ended_id, why = session.get("ended", {}).get(room, ["", "unknown"])
+    if token is not None:  # a newer place than this page's, in another tab
+        return None, why if ended_id == mine else "replaced"
+    return None, why if not mine or ended_id == mine else "unknown"
 
 
 @bp.post("/name")
@@ -117,8 +172,16 @@ def gate(room: str) -> ResponseReturnValue:
         return signup_page(room)
     if not session.get("name"):
         return redirect(url_for(".home", next=request.path))
+    if "t" in request.args:  # the room page's own reload: this seat, or say it ended
+        token, why = page_ticket(room)
+        place = lobby().place(room, token) if token else None
+        if place is None or place.ended is not None:
+            if token is not None and place is not None and place.ended is not None:
+                why = place.ended.why
+                forget_ended(room, token, why)
+            return ended_page(room, why or "unknown", seat=True)
     standing = visits().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
-    remember(room, standing.ticket.token)
+    joined(room, standing)
     if not standing.ticket.seated:
         return render_template("waiting.html", **line_context(room, standing))
     poll = standing.poll_after
@@ -131,6 +194,19 @@ def gate(room: str) -> ResponseReturnValue:
     )
 
 
+def joined(room: str, standing: Standing) -> None:
+    """A join (or a rejoin of the live place): the session keeps the ticket and the
+    position it joined at (the progress bar's start); an old ended place is forgotten."""
+    token = standing.ticket.token
+    if tickets().get(room) != token:
+        start = dict(session.get("start", {}))
+        start[room] = standing.ticket.position
+        session["start"] = start
+    remember(room, token)
+    if room in session.get("ended", {}):
+        session["ended"] = {r: e for r, e in session["ended"].items() if r != room}
+
+
 def is_waitlist(room: str) -> bool:
     """From the cached settings (``Lobby``): no extra Redis call on a live room's gate."""
     try:
@@ -141,28 +217,41 @@ def is_waitlist(room: str) -> bool:
 
 @bp.get("/rooms/<room>/line")
 def line(room: str) -> ResponseReturnValue:
-    token = tickets().get(room)
+    """The waiting page's poll (the check-in). It never joins: the page's own ticket
+    (``t``, its public id) decides, so a page whose place ended says so and why."""
+    token, why = page_ticket(room)
     if token is None:
-        return to_gate(room)
-    try:
-        standing = lobby().check_in(room, token, shown=session.get("shown", {}).get(room))
-    except (TicketGone, TicketNotFound, RoomNotFound) as error:
-        remember(room, None)
-        page = "_line_status.html" if is_htmx() else "waiting.html"
-        status = 200 if is_htmx() else 404 if isinstance(error, RoomNotFound) else 410
-        return render_template(page, room=room, ended=str(error)), status
-    if standing.ticket.seated:
-        session["welcome"] = room
-        return to_gate(room)
+        if why == "unknown" and "t" not in request.args:
+            return to_gate(room)  # an old bookmark of the waiting page: the gate asks
+        return ended_page(room, why or "unknown")
+    place = lobby().place(room, token, shown=session.get("shown", {}).get(room))
+    if place.ended is not None:
+        forget_ended(room, token, place.ended.why)
+        return ended_page(room, place.ended.why)
     page = "_line_status.html" if is_htmx() else "waiting.html"
-    return render_template(page, **line_context(room, standing))
+    if place.standing is None:  # a seat is offered or held: it is this visitor's turn
+        session["welcome"] = room
+        context = {"room": room, "turn": place, "you": public_id(token), "poll": 5.0}
+        return render_template(page, **context)
+    return render_template(page, **line_context(room, place.standing))
+
+
+def ended_page(room: str, why: str, seat: bool = False) -> ResponseReturnValue:
+    """The ended state: the partial alone for htmx (200, so it is swapped in and stops
+    the polling), else the whole page with 410 (404 when the room is gone)."""
+    ended = lobby().ended(room, why)
+    seat = seat or request.args.get("seat") == "1"  # the room page asks for its seat
+    context = {"room": room, "ended": ended, "seat": seat}
+    if is_htmx():
+        return render_template("_line_status.html", **context), 200
+    return render_template("waiting.html", **context), 404 if not ended.exists else 410
 
 
 @bp.post("/rooms/<room>/leave")
 def leave(room: str) -> ResponseReturnValue:
     token = tickets().get(room)
-    remember(room, None)
     if token is not None:
+        forget_ended(room, token, "left")
         with contextlib.suppress(TicketNotFound, RoomNotFound):
             visits().end(room, token)
     flash(f"You left {room}. Your place has been given up.", "info")
@@ -194,13 +283,19 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
     ticket = standing.ticket
     remember_shown(room, standing)
     seen = request.args.get("seen", type=int)
+    start = max(session.get("start", {}).get(room, ticket.position), ticket.position)
+    guess = standing.estimate
     return {
         "room": room,
         "ticket": ticket,
-        "wait": wait_words(standing.estimate, ticket.room_status),
+        "you": public_id(ticket.token),
+        "wait": None if guess is None else wait_words(guess),
+        "seconds": None if guess is None else round(guess.wait),
+        "basis": standing.basis,
         "trend": trend_words(standing.trend),
         "poll": standing.poll_after,
         "moved": seen is not None and seen != ticket.position,
+        "start": start,
     }
 
 
@@ -214,12 +309,13 @@ def trend_words(trend: str | None) -> str | None:
     return None
 
 
-def wait_words(guess: Estimate | None, room_status: str) -> str:
-    """The estimated wait as a range in plain words: "about 3 to 5 minutes"."""
+def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
+    """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
+    waiting page says "paused" and "no estimate yet" itself, in its own words.)"""
     if room_status == "paused":
-        return "The room is paused, so nobody is let in right now. Keep this page open."
+        return "nobody is let in while the room is paused"
     if guess is None:
-        return "We are still measuring how fast this line moves."
+        return "no estimate yet"
     low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
     if high < 60:
         return "less than a minute"

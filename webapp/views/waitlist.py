@@ -17,7 +17,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, commitment_of, verify_draw
-from webapp.links import confirmation_of, entry_of, entry_token
+from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, waitlists
 from webapp.views.pages import visitor_id
 
@@ -64,6 +64,7 @@ def signup(room: str) -> ResponseReturnValue:
             request.form.get("ref", "")[:MAX_REF],
             address=request.remote_addr or "",
             device=visitor_id(),
+            language=entry_language(),
         )
     except NotAWaitlist:
         return redirect(url_for("pages.gate", room=room), 303)

@@ -1,0 +1,66 @@
+"""The settings table's free-text kind (title, description, claim_redirect_url)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import webapp
+from webapp.domain.settings import (
+    BY_NAME,
+    SETTINGS,
+    TEXT_PATTERN,
+    URL_PATTERN,
+    InvalidSetting,
+    RoomSettings,
+)
+
+
+def test_text_settings_are_trimmed_and_default_empty():
+    """A title is trimmed; None and '' are the empty default."""
+    assert RoomSettings().title == ""
+    assert BY_NAME["title"].check("  Keynote  ") == "Keynote"
+    assert BY_NAME["title"].check(None) == ""
+    assert BY_NAME["description"].from_text("Line one\r\nline two") == "Line one\nline two"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("title", "x" * 81),
+        ("title", 5),
+        ("title", "bell\x07"),
+        ("title", "carriage\rreturn"),
+        ("title", "  " + "x" * 79),
+        ("description", "y" * 501),
+        ("claim_redirect_url", "javascript:alert(1)"),
+        ("claim_redirect_url", "https://"),
+        ("claim_redirect_url", "ftp://example.com/"),
+    ],
+)
+def test_bad_text_settings_are_refused(name, value):
+    """Too long, not a string, control characters, or a link that is not http(s)."""
+    with pytest.raises(InvalidSetting):
+        BY_NAME[name].check(value)
+
+
+def test_text_settings_round_trip_through_redis_form():
+    """What is stored in the settings hash reads back the same."""
+    settings = RoomSettings().changed(
+        {"title": "Café ünïcode", "claim_redirect_url": "https://example.com/welcome?a=1"}
+    )
+    pairs = settings.to_redis()
+    assert RoomSettings.from_redis(dict(zip(pairs[::2], pairs[1::2], strict=True))) == settings
+
+
+def test_the_openapi_document_states_the_same_text_rules():
+    """Each free-text setting's schema carries the pattern the validator uses."""
+    document = json.loads((Path(webapp.__file__).parent / "openapi.json").read_text())
+    schemas = document["components"]["schemas"]
+    for schema in ("RoomSettingsChange", "Room", "RoomOverview"):
+        properties = schemas[schema]["properties"]
+        for setting in SETTINGS:
+            if setting.text:
+                expected = URL_PATTERN if setting.url else TEXT_PATTERN
+                assert properties[setting.name]["pattern"] == expected, (schema, setting.name)
+                assert properties[setting.name]["maxLength"] == setting.text

@@ -1,0 +1,183 @@
+"""A visitor's places across pages and tabs: kept alive by the lobby, never joined again
+by a poll, and every ended one says why (issue 12, points 1 and 2)."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from webapp.domain.rooms import WaitingRooms
+
+PUBLIC_ID = re.compile(r"[?&;]t=([0-9a-f]{12})")
+
+
+def waiting(make_visitor: Any, make_room: Any, **settings: Any) -> tuple[Any, Any, str]:
+    """Ann holds the only seat of hall; Bob waits first in line. Returns Bob's page's
+    ticket id (the t of his waiting page's poll)."""
+    make_room("hall", capacity=1, **settings)
+    ann, bob = make_visitor("Ann"), make_visitor("Bob")
+    ann.get("/rooms/hall")
+    page = bob.get("/rooms/hall").get_data(as_text=True)
+    found = PUBLIC_ID.search(page)
+    assert found, "the waiting page polls with its own ticket"
+    return ann, bob, found.group(1)
+
+
+def token_of(visitor: Any, room: str = "hall") -> str | None:
+    with visitor.client.session_transaction() as session:
+        token: str | None = session.get("tickets", {}).get(room)
+        return token
+
+
+def test_leaving_in_one_tab_ends_the_other_tabs_place(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """Bob leaves in one tab; his other tab's next poll shows why and joins nobody."""
+    _, bob, mine = waiting(make_visitor, make_room)
+    bob.client.post("/rooms/hall/leave", data={"csrf_token": bob.csrf()})
+    poll = bob.get(f"/rooms/hall/line?seen=1&t={mine}", htmx=True)
+    text = poll.get_data(as_text=True)
+    assert poll.status_code == 200 and "Your place in hall has ended" in text
+    assert "You left, on this page or in another tab." in text
+    assert "hx-get" not in text and "Leave the line" not in text
+    assert "Join the line again" in text  # the room is open: a way back, if he wants
+    again = bob.get(f"/rooms/hall/line?t={mine}")
+    assert again.status_code == 410
+    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+    assert token_of(bob) is None
+
+
+def test_a_poll_of_a_replaced_ticket_does_not_take_the_new_place(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """A tab showing an old place, after Bob joined again elsewhere, says so."""
+    _, bob, mine = waiting(make_visitor, make_room)
+    bob.client.post("/rooms/hall/leave", data={"csrf_token": bob.csrf()})
+    bob.get("/rooms/hall")  # joins again, in another tab
+    text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
+    assert "no longer the one you hold" in text and "Go to your current place" in text
+    assert engine.summary("hall").waiting == 1  # type: ignore[union-attr]
+
+
+def test_each_reason_is_told(make_visitor: Any, make_room: Any, engine: WaitingRooms) -> None:
+    """Removed by an admin, dropped out, and a room deleted: each in words, with the
+    next step that makes sense (no way back into a deleted room)."""
+    for why, words in (("removed", "An organiser removed you."), ("dropped", "dropped out")):
+        engine.delete("hall")
+        _, bob, mine = waiting(make_visitor, make_room)
+        token = token_of(bob)
+        assert token is not None
+        engine.leave("hall", token, why=why)
+        text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
+        assert words in text and "Join the line again" in text
+    engine.delete("hall")
+    _, bob, mine = waiting(make_visitor, make_room)
+    engine.delete("hall")
+    page = bob.get(f"/rooms/hall/line?t={mine}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 404 and "The room hall no longer exists" in text
+    assert "The organisers deleted this room." in text and "Join the line again" not in text
+    assert "Back to the lobby" in text
+
+
+def test_a_closed_room_offers_no_way_back(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """A place that ended while the room is closed: no "join again", the lobby instead."""
+    _, bob, mine = waiting(make_visitor, make_room)
+    engine.configure("hall", {"status": "closed", "opens_at": 1_900_000_000})
+    text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
+    assert "The room is closed to new visitors. You keep your place" in text  # not ended
+    token = token_of(bob)
+    assert token is not None
+    engine.leave("hall", token, why="dropped")
+    text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
+    assert "The room is closed to new visitors now; it opens again at" in text
+    assert '<time datetime="2030-03-17 17:46:40Z">2030-03-17 17:46:40 UTC</time>' in text
+    assert "Join the line again" not in text and "Back to the lobby" in text
+
+
+def test_a_paused_room_says_so_on_the_waiting_page(make_visitor: Any, make_room: Any) -> None:
+    """Paused with a free seat: the joiner waits, and the page says nobody is let in."""
+    make_room("hall", capacity=2, status="paused", typical_stay_seconds=60)
+    page = make_visitor("Bob").get("/rooms/hall").get_data(as_text=True)
+    assert "The room is paused, so nobody is let in right now." in page
+    assert "Estimated wait" not in page and "Enter" not in page
+
+
+def test_the_lobby_keeps_places_alive_and_reports_ended_ones(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """The lobby's poll checks in for a waiting place, and shows an ended one with why."""
+    _, bob, _ = waiting(make_visitor, make_room)
+    token = token_of(bob)
+    checkin = engine.room_keys("hall").checkin
+    before = engine.client.zscore(checkin, token)
+    lobby = bob.get("/").get_data(as_text=True)
+    assert 'id="my-places"' in lobby and 'hx-get="/places"' in lobby
+    time.sleep(0.05)
+    places = bob.get("/places", htmx=True).get_data(as_text=True)
+    assert "you are number 1 in line" in places
+    assert engine.client.zscore(checkin, token) > before  # checked in
+    engine.leave("hall", token, why="removed")  # type: ignore[arg-type]
+    places = bob.get("/places", htmx=True).get_data(as_text=True)
+    assert "Your place in hall has ended" in places and "An organiser removed you." in places
+    assert 'hx-get="/places"' not in places  # nothing live left to keep
+    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+    bob.client.post("/places/hall/dismiss", data={"csrf_token": bob.csrf()})
+    assert "Your place in hall has ended" not in bob.get("/places").get_data(as_text=True)
+
+
+def test_the_room_pages_reload_never_joins_again(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """The room page's refresh names its seat: an ended seat is told, not rejoined."""
+    make_room("hall", capacity=1)
+    ann = make_visitor("Ann")
+    room = ann.get("/rooms/hall").get_data(as_text=True)
+    found = re.search(r'content="[0-9]+;url=/rooms/hall\?t=([0-9a-f]{12})"', room)
+    assert found
+    token = token_of(ann)
+    assert token is not None
+    engine.leave("hall", token, why="removed")
+    page = ann.get(f"/rooms/hall?t={found.group(1)}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 410 and "Your seat in hall has ended" in text
+    assert engine.summary("hall").active == 0  # type: ignore[union-attr]
+
+
+def test_waiting_page_shows_progress_support_code_and_basis(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """Joined third, then one ahead left: a progress bar, an early estimate, the code."""
+    make_room("hall", capacity=1, typical_stay_seconds=120)
+    make_visitor("Ann").get("/rooms/hall")
+    cy = make_visitor("Cy")
+    cy.get("/rooms/hall")
+    bob = make_visitor("Bob")
+    page = bob.get("/rooms/hall").get_data(as_text=True)
+    assert "Early estimate" in page and 'data-wait="' in page
+    assert "quote this if you need help" in page
+    cy.client.post("/rooms/hall/leave", data={"csrf_token": cy.csrf()})
+    page = bob.get("/rooms/hall/line").get_data(as_text=True)
+    assert '<progress id="line-progress" max="1" value="1"' in page
+    assert "You have moved up 1 of the 1 places" in page
+
+
+def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """The way in names the page's ticket: if the seat was not taken in time, the gate
+    says so instead of putting Bob at the back of the line."""
+    ann, bob, mine = waiting(make_visitor, make_room)
+    ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
+    turn = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
+    assert "It's your turn!" in turn
+    token = token_of(bob)
+    assert token is not None
+    engine.leave("hall", token, why="unclaimed")
+    page = bob.get(f"/rooms/hall?t={mine}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 410 and "it was not taken before the offer ran out" in text
+    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
