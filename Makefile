@@ -44,9 +44,14 @@ messages: $(DEV)
 	$(VENV)/bin/pybabel update -i translations/messages.pot -d translations -w 100 \
 		--ignore-obsolete --no-fuzzy-matching
 
+# Every goal of issue 14 with its figure and pass or miss (docs/performance.md)
 bench: $(DEV)
+	$(PY) bench/redis_cost.py --million
 	$(PY) bench/api_throughput.py
-	$(PY) bench/chat_latency.py
+	$(PY) bench/ws_sizing.py --classes gevent --sockets 0,1000
+	$(PY) bench/chat_latency.py --members 200 --rate 20 --bare
+	$(PY) bench/room_ceiling.py
+	$(PY) bench/scaling_sim.py
 	$(PY) bench/estimate_accuracy.py
 
 clean:

@@ -57,6 +57,7 @@ class Operation:
     path: str  # may hold {token}: each client thread cycles through its own tokens
     pool: str = ""  # the name of the token pool for {token}
     note: str = ""
+    versus: str = ""  # the label of the baseline its ratios are to ('' = the first)
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,32 @@ ROOMS = {
 # round starts alike.
 FRESH_EACH_ROUND = ("join-admitted", "join-waiting")
 
+BARE_JOIN = "bare join (EVALSHA)"
+BARE_CHECKIN = "bare check-in (EVALSHA)"
 OPERATIONS = [
     Operation("baseline (1 INCR)", "baseline", "GET", "/ping", note="bare Flask + one INCR"),
+    Operation(
+        BARE_JOIN,
+        "baseline",
+        "POST",
+        "/line",
+        note="bare Flask + one EVALSHA (ZADD NX, ZRANK, ZCARD) of a new token",
+    ),
+    Operation(
+        BARE_CHECKIN,
+        "baseline",
+        "GET",
+        "/line/{token}",
+        pool="bare-line",
+        note="bare Flask + the same EVALSHA of a token already in line",
+    ),
     Operation(
         "join, admitted",
         "app",
         "POST",
         f"/api/rooms/{ROOMS['join-admitted'].name}/join",
         note=f"capacity {BIG}: every join gets a seat",
+        versus=BARE_JOIN,
     ),
     Operation(
         "join, to the line",
@@ -91,6 +110,7 @@ OPERATIONS = [
         "POST",
         f"/api/rooms/{ROOMS['join-waiting'].name}/join",
         note="capacity 1, seat taken: every join waits in line",
+        versus=BARE_JOIN,
     ),
     Operation(
         "check-in, waiting",
@@ -99,6 +119,7 @@ OPERATIONS = [
         f"/api/rooms/{ROOMS['checkin-waiting'].name}/position/{{token}}",
         pool="checkin-waiting",
         note="GET position of tickets waiting in line",
+        versus=BARE_CHECKIN,
     ),
     Operation(
         "check-in, admitted",
@@ -107,8 +128,13 @@ OPERATIONS = [
         f"/api/rooms/{ROOMS['checkin-admitted'].name}/position/{{token}}",
         pool="checkin-admitted",
         note="GET position of tickets holding a seat",
+        versus=BARE_CHECKIN,
     ),
 ]
+BY_LABEL = {op.label: op for op in OPERATIONS}
+GOAL_RATIO = 0.85  # issue 14: joins and check-ins at least 0.85 of the bare endpoint
+GOAL_PACED = 1.2  # paced check-in p50 and p99 within 1.2 times the bare endpoint's
+GOAL_REDIS_US = 100.0  # at most about 100 us of Redis CPU per join or check-in
 
 
 # -- the client side: runs in separate processes ---------------------------------------
@@ -191,8 +217,13 @@ class KeepAlive:
         return status, body
 
 
-def drive(port: int, method: str, paths: list[str], start_at: float, duration: float) -> Window:
-    """Sends requests back to back on one keep-alive connection during the window."""
+def drive(
+    port: int, method: str, paths: list[str], start_at: float, duration: float, every: float = 0
+) -> Window:
+    """Sends requests back to back on one keep-alive connection during the window, or
+    with ``every`` > 0 one every ``every`` seconds (paced: open loop on a schedule, each
+    latency counted from its scheduled time, so a slow reply also counts against the
+    requests it held up)."""
     out = Window()
     client = KeepAlive(port)
     messages = [client.message(method, path) for path in paths]
@@ -202,8 +233,17 @@ def drive(port: int, method: str, paths: list[str], start_at: float, duration: f
     time.sleep(max(start_at - time.monotonic(), 0))
     i = 0
     clock = time.monotonic
+    if every:  # spread the connections' schedules over one interval
+        start_at += every * (hash((port, tuple(paths[:1]))) % 1000) / 1000
     while True:
         began = clock()
+        if every:
+            scheduled = start_at + i * every
+            if scheduled >= end:
+                break
+            if scheduled > began:
+                time.sleep(scheduled - began)
+            began = scheduled
         if began >= end:
             break
         try:
@@ -289,12 +329,19 @@ def obey(command: str, args: list[Any], pools: dict[str, list[list[str]]], threa
         pool, port, room, per_thread = args
         pools[pool] = in_threads(fill, [(port, room, per_thread)] * threads)
         return None
+    if command == "names":  # tokens the bare line learns at their first check-in
+        pool, per_thread = args
+        pools[pool] = [
+            [f"bare-{os.getpid()}-{n}-{i}" for i in range(per_thread)] for n in range(threads)
+        ]
+        return None
     if command == "run":
-        port, method, path, pool, start_at, duration = args
+        port, method, path, pool, start_at, duration, every = args
         own = pools[pool] if pool else [[""]] * threads
         paths = [[path.format(token=token) for token in tokens] for tokens in own]
         total = Window()
-        for part in in_threads(drive, [(port, method, p, start_at, duration) for p in paths]):
+        jobs = [(port, method, p, start_at, duration, every) for p in paths]
+        for part in in_threads(drive, jobs):
             total.add(part)
         return total
     raise ValueError(f"unknown command {command!r}")
@@ -404,7 +451,7 @@ class Bench:
             WEBAPP_ADMIN_TOKEN=ADMIN_TOKEN,
             WEBAPP_SECRET_KEY="bench-secret-key",
             WEBAPP_DATA_DIR=str(self.workdir / "data"),
-            WEB_WORKER_CLASS="gthread",
+            WEB_WORKER_CLASS=args.worker_class,
             WEB_CONCURRENCY=str(args.workers),
             WEB_THREADS=str(args.server_threads),
         )
@@ -443,20 +490,25 @@ class Bench:
         for pool in ("checkin-waiting", "checkin-admitted"):
             name = ROOMS[pool].name
             self.clients.ask("fill", pool, self.ports["app"], name, self.args.fill, timeout=120)
+        self.clients.ask("names", "bare-line", self.args.fill, timeout=30)
 
     def redis_usage(self) -> tuple[int, float]:
         """Commands the Redis server ran so far (script calls included), and its CPU time."""
         info = self.redis.info("all")
         return info["total_commands_processed"], info["used_cpu_user"] + info["used_cpu_sys"]
 
-    def window(self, op: Operation, duration: float) -> Sample:
+    def window(self, op: Operation, duration: float, rate: float = 0) -> Sample:
+        """One timed window of ``op``: closed loop, or ``rate`` requests per second in
+        all (paced)."""
+        every = self.args.clients * self.args.threads / rate if rate else 0
         start_at = time.monotonic() + 0.3  # time for every client to connect
         port = self.ports[op.server]
         commands, cpu = self.redis_usage()
         server_cpu = tree_cpu(self.pids[op.server])
         parts = self.clients.ask(
-            "run", port, op.method, op.path, op.pool, start_at, duration, timeout=duration + 30
-        )
+            "run", port, op.method, op.path, op.pool, start_at, duration, every,
+            timeout=duration + 30,
+        )  # fmt: skip
         commands_after, cpu_after = self.redis_usage()
         server_cpu = tree_cpu(self.pids[op.server]) - server_cpu
         total = Window()
@@ -497,14 +549,30 @@ class Bench:
             progress(f"round {round_ + 1}/{self.args.repeats} done")
         return results
 
+    def paced(self, results: dict[str, list[Sample]]) -> tuple[float, dict[str, list[Sample]]]:
+        """Check-ins at half the bare check-in's saturation rate, interleaved with the
+        bare check-in at the same rate: (the rate, samples per operation)."""
+        rate = statistics.median(s.rps for s in results[BARE_CHECKIN]) * self.args.pace
+        paced: dict[str, list[Sample]] = {BARE_CHECKIN: [], "check-in, waiting": []}
+        for round_ in range(self.args.repeats):
+            order = list(paced) if round_ % 2 == 0 else list(reversed(paced))
+            for label in order:
+                paced[label].append(self.window(BY_LABEL[label], self.args.duration, rate))
+        progress(f"paced check-ins at {rate:.0f}/s done")
+        return rate, paced
+
+
+def median(values: Iterator[float]) -> float:
+    return statistics.median(values)
+
 
 def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sample]]) -> None:
-    base = results[OPERATIONS[0].label]
     connections = args.clients * args.threads
     print()
-    print("API throughput next to a bare Flask endpoint doing one Redis round-trip")
+    print("API throughput next to bare Flask endpoints doing one Redis call")
+    threads = f" x {args.server_threads} threads" if args.worker_class == "gthread" else ""
     print(
-        f"gunicorn gthread, {args.workers} workers x {args.server_threads} threads per server; "
+        f"gunicorn {args.worker_class}, {args.workers} workers{threads} per server; "
         f"redis-server on loopback TCP, no persistence; Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs"
     )
@@ -515,16 +583,13 @@ def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sampl
     )
     print()
     print(
-        f"{'operation':<20} {'req/s':>6} {'spread':>6} {'rps/base':>8} {'p50 ms':>7} "
+        f"{'operation':<24} {'req/s':>6} {'spread':>6} {'rps/base':>8} {'p50 ms':>7} "
         f"{'p99 ms':>7} {'web us/req':>10} {'cpu/base':>8} {'redis cmd/req':>13} "
         f"{'redis us/req':>12} {'errors':>6}"
     )
-
-    def median(values: Iterator[float]) -> float:
-        return statistics.median(values)
-
     for op in OPERATIONS:
         samples = results[op.label]
+        base = results[op.versus or OPERATIONS[0].label]
         pairs = list(zip(samples, base, strict=True))
         rps = median(s.rps for s in samples)
         rates = [s.rps for s in samples]
@@ -535,7 +600,7 @@ def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sampl
             else float("nan")
         )
         print(
-            f"{op.label:<20} {rps:>6.0f} {spread:>6} "
+            f"{op.label:<24} {rps:>6.0f} {spread:>6} "
             f"{median(s.rps / b.rps for s, b in pairs):>8.2f} "
             f"{median(s.p50 for s in samples) * 1e3:>7.2f} "
             f"{median(s.p99 for s in samples) * 1e3:>7.2f} "
@@ -546,11 +611,14 @@ def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sampl
         )
     print()
     for op in OPERATIONS:
-        print(f"  {op.label:<20} {op.method} {op.path.replace('{token}', '<token>')}: {op.note}")
+        versus = f" (ratios to {op.versus})" if op.versus else ""
+        path = op.path.replace("{token}", "<token>")
+        print(f"  {op.label:<24} {op.method} {path}: {op.note}{versus}")
     print(
-        "rps/base and cpu/base: medians of per-round ratios to the baseline; spread: half "
-        "the range of req/s over rounds; web us/req: CPU of the gunicorn master and workers "
-        "per request; redis figures count every command, those inside Lua scripts too"
+        "rps/base and cpu/base: medians of per-round ratios to the operation's baseline "
+        "(the INCR one unless named); spread: half the range of req/s over rounds; web "
+        "us/req: CPU of the gunicorn master and workers per request; redis figures count "
+        "every command, those inside Lua scripts too"
     )
     print(
         f"check-ins cycle through {connections * args.fill} tickets per room; the join rooms "
@@ -558,6 +626,57 @@ def report(args: argparse.Namespace, bench: Bench, results: dict[str, list[Sampl
     )
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at the end: {load} (other work on this machine skews absolute figures)")
+
+
+def goals(results: dict[str, list[Sample]], paced: tuple[float, dict[str, list[Sample]]]) -> None:
+    """Issue 14's goals that this bench measures: figure and pass or miss."""
+
+    def ratio(label: str) -> float:
+        base = results[BY_LABEL[label].versus]
+        return median(s.rps / b.rps for s, b in zip(results[label], base, strict=True))
+
+    rows: list[tuple[str, str, bool]] = []
+    for label in ("join, admitted", "join, to the line", "check-in, waiting", "check-in, admitted"):
+        r = ratio(label)
+        versus = BY_LABEL[label].versus
+        rows.append((f"{label}: >= {GOAL_RATIO} of {versus}", f"{r:.2f}", r >= GOAL_RATIO))
+    rate, samples = paced
+    bare, ours = samples[BARE_CHECKIN], samples["check-in, waiting"]
+    for name in ("p50", "p99"):
+        mine = median(getattr(s, name) for s in ours)
+        theirs = median(getattr(s, name) for s in bare)
+        r = mine / theirs if theirs else float("inf")
+        figure = f"{r:.2f} ({mine * 1e3:.2f} ms vs {theirs * 1e3:.2f} ms)"
+        rows.append(
+            (
+                f"check-in paced at {rate:.0f}/s: {name} <= {GOAL_PACED}x bare",
+                figure,
+                r <= GOAL_PACED,
+            )
+        )
+    for label in ("join, admitted", "join, to the line", "check-in, waiting", "check-in, admitted"):
+        us = median(s.redis_cpu for s in results[label]) * 1e6
+        rows.append(
+            (f"{label}: Redis CPU <= {GOAL_REDIS_US:.0f} us", f"{us:.0f} us", us <= GOAL_REDIS_US)
+        )
+    share = max(
+        median(s.redis_cpu * s.rps for s in results[label])
+        for label in ("join, to the line", "check-in, waiting")
+    )
+    rows.append(
+        ("Redis below 15% of one core at the app's saturation", f"{share:.0%}", share < 0.15)
+    )
+    print()
+    print("goals (issue 14)")
+    for goal, figure, passed in rows:
+        print(f"  {'pass' if passed else 'MISS'}  {goal:<58} {figure}")
+    for label, runs in samples.items():
+        p50 = median(s.p50 for s in runs) * 1e3
+        p99 = median(s.p99 for s in runs) * 1e3
+        print(
+            f"  paced {label}: served {median(s.rps for s in runs):.0f}/s, p50 {p50:.2f} ms, "
+            f"p99 {p99:.2f} ms, errors {sum(s.errors for s in runs)}"
+        )
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -568,7 +687,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument("--threads", type=int, default=2, help="connections per client")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per server")
-    parser.add_argument("--server-threads", type=int, default=32, help="threads per worker")
+    parser.add_argument("--server-threads", type=int, default=32, help="gthread: per worker")
+    parser.add_argument(
+        "--worker-class", default="gevent", help="gunicorn worker class (the Procfile's: gevent)"
+    )
+    parser.add_argument(
+        "--pace", type=float, default=0.5, help="paced check-ins: this share of the bare rate"
+    )
     parser.add_argument("--fill", type=int, help="tickets per connection for check-ins")
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 5)
@@ -589,14 +714,17 @@ def progress(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     per_window = args.duration + 1.0
-    budget = 180 + len(OPERATIONS) * (args.warmup + 1 + args.repeats * per_window)
+    budget = 180 + (len(OPERATIONS) + 2) * (args.warmup + 1 + args.repeats * per_window)
 
     def work(stack: contextlib.ExitStack) -> None:
         progress(f"starting redis-server and two gunicorn servers (budget {budget:.0f} s)")
         began = time.monotonic()
         bench = Bench(args, stack)
         progress(f"servers and clients up in {time.monotonic() - began:.1f} s")
-        report(args, bench, bench.run())
+        results = bench.run()
+        paced = bench.paced(results)
+        report(args, bench, results)
+        goals(results, paced)
 
     return run_bounded(budget, work)
 

@@ -41,10 +41,11 @@ from typing import Any
 import websocket
 from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until
 
-ADMIN = "bench-admin"
+ADMIN = "bench-admin-token-0123456789"
 ROOM = "bench-chat"
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 RATE_LIMIT, RATE_WINDOW = 20, 10.0  # the server's per-sender limit
+GOAL_CHAT = 1.5  # issue 14: p50 and p99 within 1.5 times the bare fan-out's
 
 
 # -- servers -----------------------------------------------------------------------------
@@ -58,8 +59,11 @@ def http_answers(url: str) -> bool:
         return False
 
 
-def start(stack: contextlib.ExitStack, workdir: Path, workers: int) -> tuple[str, list[int]]:
-    """redis-server and gunicorn; returns the app's URL and both servers' pids."""
+def start(
+    stack: contextlib.ExitStack, workdir: Path, workers: int, app: str = "webapp:create_app()"
+) -> tuple[str, list[int]]:
+    """redis-server and gunicorn; returns the app's URL and both servers' pids. ``app``
+    may be the bare fan-out (``baseline_app:create_app()``, from bench/)."""
     redis_port, redis_pid = start_redis(stack, workdir)
 
     port = free_port()
@@ -67,7 +71,7 @@ def start(stack: contextlib.ExitStack, workdir: Path, workers: int) -> tuple[str
         **os.environ,
         "REDIS_URL": f"redis://{HOST}:{redis_port}/0",
         "WEBAPP_ADMIN_TOKEN": ADMIN,
-        "WEBAPP_SECRET_KEY": "bench-secret",
+        "WEBAPP_SECRET_KEY": "bench-secret-key-0123456789",
         "WEBAPP_DATA_DIR": str(workdir),
         "WEBAPP_MAX_CONNECTIONS_PER_USER": "1000",
         "WEB_WORKER_CLASS": "gevent",
@@ -76,12 +80,13 @@ def start(stack: contextlib.ExitStack, workdir: Path, workers: int) -> tuple[str
     log = workdir / "gunicorn.log"
     argv = [
         sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
-        "--bind", f"{HOST}:{port}", "webapp:create_app()",
+        "--bind", f"{HOST}:{port}", "--pythonpath", str(Path(__file__).resolve().parent), app,
     ]  # fmt: skip
     proc = spawn(argv, log, env)
     stack.callback(stop, proc)
     url = f"http://{HOST}:{port}"
-    wait_until(lambda: http_answers(f"{url}/api/rooms"), proc, log)
+    ready = "/ping" if app.startswith("baseline_app") else "/api/rooms"
+    wait_until(lambda: http_answers(f"{url}{ready}"), proc, log)
     return url, [redis_pid, proc.pid]
 
 
@@ -117,11 +122,10 @@ def seated_cookie(url: str, room: str, name: str) -> str:
 class Member:
     """One room socket; its reader thread stamps every message frame on arrival."""
 
-    def __init__(self, url: str, room: str, cookie: str) -> None:
-        ws_url = url.replace("http://", "ws://") + f"/rooms/{room}/ws"
-        self.ws = websocket.create_connection(
-            ws_url, header=[f"Cookie: {cookie}"], origin=url, timeout=30
-        )
+    def __init__(self, url: str, room: str, cookie: str, path: str = "") -> None:
+        ws_url = url.replace("http://", "ws://") + (path or f"/rooms/{room}/ws")
+        header = [f"Cookie: {cookie}"] if cookie else []
+        self.ws = websocket.create_connection(ws_url, header=header, origin=url, timeout=30)
         self.ws.settimeout(None)  # the reader waits as long as it takes; close() ends it
         self.arrivals: list[tuple[int, str, float]] = []  # (id, text, perf_counter)
         self.errors: list[dict[str, Any]] = []
@@ -225,10 +229,57 @@ def check_order(members: list[Member], ids: set[int]) -> tuple[int, int, int]:
     return gaps, repeats, disorder
 
 
+class Result:
+    """What one measured run saw."""
+
+    def __init__(self, latencies: list[float], gaps: int, repeats: int, disorder: int) -> None:
+        self.latencies = latencies
+        self.gaps, self.repeats, self.disorder = gaps, repeats, disorder
+
+
 def run(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+    with contextlib.ExitStack() as inner:  # each run's servers stop before the next
+        ours = run_app(args, inner)
+    if args.bare:
+        with contextlib.ExitStack() as inner:
+            bare = run_bare(args, inner)
+        goals(ours, bare)
+
+
+def run_bare(args: argparse.Namespace, stack: contextlib.ExitStack) -> Result:
+    """The same members and messages through the bare pub/sub fan-out."""
+    workdir = Path(tempfile.mkdtemp(prefix="wr-chat-bare-"))
+    stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+    progress("bare fan-out: starting redis-server and gunicorn (baseline_app)")
+    url, pids = start(stack, workdir, args.workers, "baseline_app:create_app()")
+    with ThreadPoolExecutor(8) as pool:
+        members = list(pool.map(lambda _: Member(url, "", "", "/bare/ws"), range(args.members)))
+    for member in members:
+        stack.callback(member.close)
+    for member in members:
+        if not member.joined.wait(15):
+            raise RuntimeError("a bare socket got no greeting")
+    return send_and_report(args, members, pids, None, "bare fan-out (Redis pub/sub, no storage)")
+
+
+def goals(ours: Result, bare: Result) -> None:
+    """Issue 14's chat goal, with pass or miss."""
+    print("goals (issue 14): chat against the bare fan-out, same run")
+    for name, q in (("p50", 0.5), ("p99", 0.99)):
+        a, b = percentile(ours.latencies, q), percentile(bare.latencies, q)
+        verdict = "pass" if a <= GOAL_CHAT * b else "MISS"
+        print(f"  {verdict}  {name} <= {GOAL_CHAT}x bare: {a / b:.2f} ({a:.1f} vs {b:.1f} ms)")
+    broken = ours.gaps + ours.repeats + ours.disorder
+    verdict = "pass" if broken == 0 else "MISS"
+    print(
+        f"  {verdict}  0 gaps, duplicates, reorderings: "
+        f"{ours.gaps}, {ours.repeats}, {ours.disorder}"
+    )
+
+
+def run_app(args: argparse.Namespace, stack: contextlib.ExitStack) -> Result:
     workdir = Path(tempfile.mkdtemp(prefix="wr-chat-bench-"))
     stack.callback(shutil.rmtree, workdir, ignore_errors=True)
-    load_before = os.getloadavg()
     progress(f"starting redis-server and gunicorn ({args.workers} gevent workers)")
     url, pids = start(stack, workdir, args.workers)
     admin(url, ROOM, {"capacity": args.members + 10, "grace_seconds": 60,
@@ -247,7 +298,17 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
     if args.browser:
         progress("one more member in headless Chromium")
         browser = BrowserMember(stack, url, ROOM)
+    return send_and_report(args, members, pids, browser, "the app's room chat")
 
+
+def send_and_report(
+    args: argparse.Namespace,
+    members: list[Member],
+    pids: list[int],
+    browser: BrowserMember | None,
+    what: str,
+) -> Result:
+    load_before = os.getloadavg()
     count = round(args.rate * args.duration)
     per_sender = count / args.members * RATE_WINDOW / args.duration
     if per_sender >= RATE_LIMIT:
@@ -288,7 +349,7 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
     expected = count * len(members)
     errors = sum(len(m.errors) for m in members)
     print()
-    print(f"chat latency, send -> receipt: {len(members)} members in one room, "
+    print(f"chat latency, send -> receipt ({what}): {len(members)} members in one room, "
           f"{args.workers} gevent workers, {count} messages at {args.rate:g}/s "
           f"(+{args.warmup} warm-up, not measured)")  # fmt: skip
     if latencies:
@@ -307,6 +368,7 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
     print(f"  load average (1 min): {load_before[0]:.2f} before, {load_after[0]:.2f} after")
     if errors:
         print(f"  first send error: {next(e for m in members for e in m.errors)}")
+    return Result(latencies, gaps, repeats, disorder)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -321,6 +383,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--browser", action="store_true", help="also time send -> screen in one Chromium page"
     )
     parser.add_argument("--drain", type=float, default=15.0, help="seconds to wait for stragglers")
+    parser.add_argument(
+        "--bare", action="store_true", help="then the same through a bare pub/sub fan-out"
+    )
     args = parser.parse_args(argv)
     args.rate = args.rate or (5.0 if args.quick else 10.0)
     args.duration = args.duration or (8.0 if args.quick else 30.0)
@@ -333,7 +398,7 @@ def progress(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    budget = 120 + args.duration + args.warmup / args.rate + args.drain
+    budget = (120 + args.duration + args.warmup / args.rate + args.drain) * (2 if args.bare else 1)
     return run_bounded(budget, lambda stack: run(args, stack))
 
 

@@ -62,6 +62,10 @@ class PanelSessionInterface(SecureCookieSessionInterface):
                 found = None
             if found is not None:
                 return found
+        if app.config["SESSION_COOKIE_NAME"] not in request.cookies and app.secret_key:
+            # No cookie (a JSON API client, a first visit): an empty session, without
+            # building the signing serializer the base class makes on every request.
+            return self.session_class()
         return super().open_session(app, request)
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:

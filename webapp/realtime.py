@@ -16,7 +16,10 @@ not block for long (a socket send of a small frame is fine).
 ``RoomRelay`` sits on top: it subscribes once per room that has sockets in this
 process, forwards every frame published on ``room:<room>`` to them, and answers the
 signal ``{"type": "room.changed"}`` with one fresh state frame per room (coalesced: at
-most one every ``min_gap`` seconds, however many seats change in a burst).
+most one every ``min_gap`` seconds, however many seats change in a burst). It keeps the
+latest state it read of each room with local sockets, so the sockets' periodic
+refreshes share one read (``recent_state``) instead of each reading the whole room:
+with a thousand seated, one read is a thousand ticket records.
 """
 
 from __future__ import annotations
@@ -206,6 +209,7 @@ class RoomRelay:
         self._sockets: Fanout[Socket] = Fanout(hub, self.topic, self._heard)
         self._sent: dict[str, float] = {}
         self._pending: set[str] = set()
+        self._states: dict[str, tuple[float, dict[str, Any]]] = {}  # room -> (read at, frame)
         self._lock = threading.Lock()
 
     @staticmethod
@@ -227,6 +231,24 @@ class RoomRelay:
         if self._sockets.remove(sock.room, sock):
             with self._lock:
                 self._sent.pop(sock.room, None)
+                self._states.pop(sock.room, None)
+
+    def fresh_state(self, room: str) -> dict[str, Any]:
+        """The room's state frame read now; kept for ``recent_state``. The same object
+        goes to every socket it is sent to (``ws.Connection`` encodes it once)."""
+        frame = self.state(room)
+        with self._lock:
+            if self._sockets.members(room):  # only rooms with local sockets are kept
+                self._states[room] = (time.monotonic(), frame)
+        return frame
+
+    def recent_state(self, room: str, max_age: float) -> dict[str, Any]:
+        """The room's state frame, read at most ``max_age`` seconds ago."""
+        with self._lock:
+            kept = self._states.get(room)
+        if kept is not None and time.monotonic() - kept[0] <= max_age:
+            return kept[1]
+        return self.fresh_state(room)
 
     def local(self, room: str) -> list[Socket]:
         return self._sockets.members(room)
@@ -255,7 +277,7 @@ class RoomRelay:
         if not self.local(room):
             return
         try:
-            frame = self.state(room)
+            frame = self.fresh_state(room)
         except Exception:
             log.exception("room state of %s could not be read", room)
             return
@@ -266,14 +288,22 @@ class RoomRelay:
             sock.send(frame)
 
 
+# People named in a room.state frame: the first seated. Every change of seats sends the
+# frame to every socket of the room, so its size times the sockets is what a change
+# costs: with a thousand seated and all named, some 50 MB per change for each process,
+# which starved the check-ins of the line (docs/performance.md). ``active`` counts all.
+PARTICIPANTS_SHOWN = 100
+
+
 def room_state(engine: WaitingRooms, room: str) -> dict[str, Any]:
-    """The room as its page and its sockets show it: a ``room.state`` frame."""
+    """The room as its page and its sockets show it: a ``room.state`` frame naming the
+    first ``PARTICIPANTS_SHOWN`` people seated."""
     summary = engine.summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     people = [
         {"id": public_id(p.token), "name": p.name or "Guest", "since": p.since}
-        for p in engine.participants(room)
+        for p in engine.participants(room)[:PARTICIPANTS_SHOWN]
     ]
     return {
         "type": "room.state",

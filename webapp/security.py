@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, Response, current_app, render_template, request
+from flask.globals import request_ctx
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
@@ -69,14 +70,27 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
     )
     app.config.setdefault("RATELIMIT_KEY_PREFIX", f"{app.config['REDIS_PREFIX']}:limits")
     limiter.init_app(app)
+    if not (app.config.get("RATELIMIT_DEFAULT") or app.config.get("RATELIMIT_APPLICATION")):
+        # No limit applies to every view: only the views decorated with
+        # credential_failures() are limited, and their decorator checks. The hook the
+        # limiter puts in front of every request would look for limits and find none,
+        # about a tenth of a check-in's CPU (docs/performance.md).
+        hooks = app.before_request_funcs.get(None, [])
+        hooks[:] = [hook for hook in hooks if hook != limiter._check_request_limit]
+        # Its after-request and teardown hooks then matter only where a decorated view
+        # ran (it made the limiter's request context): skip them elsewhere.
+        for table in (app.after_request_funcs, app.teardown_request_funcs):
+            table[None] = [_when_limited(hook) for hook in table.get(None, [])]
     headers = dict(HEADERS)
     if app.config["SESSION_COOKIE_SECURE"]:
         headers["Strict-Transport-Security"] = HSTS
+    # (lower-case name, name, value): a view's own header of the same name wins
+    wanted = [(name.lower(), name, value) for name, value in headers.items()]
 
     @app.after_request
     def security_headers(response: Response) -> Response:
-        for name, value in headers.items():
-            response.headers.setdefault(name, value)
+        present = {name.lower() for name, _ in response.headers}
+        response.headers.extend([(n, v) for low, n, v in wanted if low not in present])
         return response
 
     @app.errorhandler(CSRFError)
@@ -86,6 +100,23 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
             "Go back, reload the page and try again."
         )
         return render_template("error.html", status=400, message=message), 400
+
+
+def _when_limited(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """The limiter's own hook, run only for a request a limit was checked on; any other
+    hook unchanged."""
+    owner = getattr(hook, "func", hook)  # the limiter registers partials and methods
+    if getattr(owner, "__self__", None) is not limiter and not (
+        getattr(hook, "args", ()) and hook.args[0] is limiter  # type: ignore[attr-defined]
+    ):
+        return hook
+
+    def only_when_limited(arg: Any) -> Any:
+        if hasattr(request_ctx._get_current_object(), "_limiter_request_context"):  # type: ignore[attr-defined]
+            return hook(arg)
+        return arg  # an after-request hook hands the response on; a teardown's is unused
+
+    return only_when_limited
 
 
 def credential_failures(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

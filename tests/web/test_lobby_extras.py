@@ -67,7 +67,8 @@ def test_room_pages_show_title_and_description(make_visitor: Any, make_room: Any
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
     for page in (ann.get("/rooms/hall"), bob.get("/rooms/hall")):
         text = page.get_data(as_text=True)
-        assert 'class="room-title">Main hall<' in text and "Be kind" in text
+        assert 'class="room-name">Main hall<' in text and "Be kind" in text  # in the h1
+        assert ">hall<" not in text  # the address is not shown as a second name
 
 
 def test_favicon(visitor: Any) -> None:

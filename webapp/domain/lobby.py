@@ -96,6 +96,9 @@ class _Cached(NamedTuple):
     settings: RoomSettings | None
     version: int
     stats: dict[str, float]
+    # capacity -> (the `now` they were worked out at, the rates): they change no faster
+    # than the statistics they come from, which are read once per ``refresh``
+    rates: dict[int, tuple[float, estimate.Rates | None]]
 
 
 class Lobby:
@@ -124,7 +127,8 @@ class Lobby:
         stale = version is not None and cached is not None and cached.version < version
         if cached is None or stale or now - cached.at >= self.refresh:
             settings, current = self.rooms.versioned_settings(room)
-            cached = _Cached(now, settings, current, self.rooms.stats(room) if settings else {})
+            stats = self.rooms.stats(room) if settings else {}
+            cached = _Cached(now, settings, current, stats, {})
             with self._lock:
                 if settings is None:
                     self._cache.pop(room, None)  # only rooms that exist are kept
@@ -166,8 +170,14 @@ class Lobby:
         cached = self._room(room)
         if cached.settings is None:
             return None
+        seats = capacity or cached.settings.capacity
+        kept = cached.rates.get(seats)
+        if kept is not None and abs(now - kept[0]) < self.refresh:
+            return kept[1]
         typical = cached.settings.typical_stay_seconds
-        return estimate.rates(cached.stats, now, capacity or cached.settings.capacity, typical)
+        rates = estimate.rates(cached.stats, now, seats, typical)
+        cached.rates[seats] = (now, rates)
+        return rates
 
     def join(self, room: str, identity: str = "", name: str = "") -> Standing:
         for _ in range(JOIN_TRIES - 1):

@@ -9,5 +9,5 @@ if refusal then
     return refusal
 end
 check_in(token, t, lease, s)
-touch()
+touch(now)
 return reply('ok', token, t, s, now)

@@ -29,44 +29,66 @@ if identity ~= '' then
     local t = existing and get_ticket(existing)
     if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now, lease) then
         check_in(existing, t, lease, s)
-        touch()
+        touch(now)
         return reply('ok', existing, t, s, now)
     end
 end
 
+-- A refusal below changes nothing but the upkeep's work: touch(now) gives what it made
+-- a TTL.
 if s.status == 'closed' then
+    touch(now)
     return reply('closed', '', nil, s, now)
 end
 if redis.call('HEXISTS', K_TICKETS, token) == 1 then
+    touch(now)
     return reply('taken', '', nil, s, now)
 end
 
 local waiting = redis.call('ZCARD', K_LINE)
+local seated = redis.call('ZCARD', K_SEATS)
+if s.status ~= 'open' or s.manual or waiting > 0 or seated >= s.capacity then
+    if s.max_line and waiting >= s.max_line then
+        touch(now)
+        return reply('full', '', nil, s, now)
+    end
+    if ARGV[6] ~= '' and waiting > tonumber(ARGV[6]) then
+        touch(now)
+        return reply('too_long', '', nil, s, now)
+    end
+end
+if waiting == 0 and seated == 0 then
+    -- Nobody waits or sits: the tickets and their codes may have been forgotten, and
+    -- their hashes gone with them.
+    created(K_TICKETS)
+    created(K_CODES)
+end
 local t = {st = 'waiting', n = name, j = now, sc = new_code(token)}
 if identity ~= '' then
     t.id = identity
 end
-if s.status == 'open' and not s.manual and waiting == 0
-        and redis.call('ZCARD', K_SEATS) < s.capacity then
+if s.status == 'open' and not s.manual and waiting == 0 and seated < s.capacity then
     seat(token, t, now, lease + s.session, 'admitted')
 else
-    if s.max_line and waiting >= s.max_line then
-        return reply('full', '', nil, s, now)
-    end
-    if ARGV[6] ~= '' and waiting > tonumber(ARGV[6]) then
-        return reply('too_long', '', nil, s, now)
-    end
     t.seq = redis.call('INCR', K_SEQ)
+    if t.seq == 1 then
+        created(K_SEQ)
+    end
     t.k = waiting  -- people ahead, and line admissions so far: for the "ahead" statistic
     t.c = tonumber(redis.call('HGET', K_STATS, 'line:admitted')) or 0
     redis.call('ZADD', K_LINE, t.seq, token)
     redis.call('ZADD', K_CHECKIN, lease + s.dropout, token)
+    if waiting == 0 then
+        created(K_LINE)
+        created(K_CHECKIN)
+    end
     put_ticket(token, t)
 end
 record_gap('arrive', now)
 count('joined', now)
 if identity ~= '' then
     redis.call('HSET', K_IDENT, identity, token)
+    created(K_IDENT)  -- one EXPIRE: cheaper than finding out whether the hash was empty
 end
-touch()
+touch(now)
 return reply('ok', token, t, s, now)

@@ -13,7 +13,8 @@
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
---  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds)
+--  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds);
+--                        renewed (when every key's TTL was last renewed, see touch())
 --  11 audit       stream admin actions and admissions: kind, who, code, name, detail
 --  12 codes       hash   support code -> ticket
 --  13 history     hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
@@ -47,6 +48,7 @@ local COPIED = {hold = true, occupied = true, busy = true}
 local RETAIN = 3600        -- seconds an ended ticket is remembered (410, not 404)
 local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (a bound)
 local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
+local RENEW_EVERY = 3600   -- seconds between renewals of every key's TTL (touch())
 
 local SEEN_EVERY = 0.25    -- seconds: how often "seen" is written (its precision)
 local AUDIT_MAX = 10000    -- entries an audit stream keeps (about)
@@ -58,6 +60,20 @@ local CODE_CHARS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'  -- Crockford's base 32: n
 
 -- Who acts: 'engine' unless a script acts for an admin (it sets ACTOR from its ARGV).
 local ACTOR = 'engine'
+
+-- The keys this script may have created (a write to a missing key makes one without a
+-- TTL): touch() gives them their TTL before the script ends. Marked where a write can
+-- create its key, from what the script already knows (a count that was 0, a counter
+-- that is now 1), so a call that creates nothing renews nothing.
+local CREATED = {}
+local CREATED_ORDER = {}
+local function created(key)
+    if not CREATED[key] then
+        CREATED[key] = true
+        CREATED_ORDER[#CREATED_ORDER + 1] = key
+    end
+end
+local RENEWED = nil  -- the clock's "renewed", read by lease_clock()
 
 local function clock(arg)
     if arg ~= nil and arg ~= '' then
@@ -73,8 +89,12 @@ end
 -- the room was out of reach; all of it but one interval is skipped.
 local function lease_clock(now, every_arg)
     local every = tonumber(every_arg) or 0
-    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped')
+    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped', 'renewed')
     local seen, skipped = tonumber(c[1]), tonumber(c[2]) or 0
+    RENEWED = tonumber(c[3])
+    if not seen then
+        created(K_CLOCK)
+    end
     if every > 0 and seen and now - seen > 2 * every then
         skipped = skipped + (now - seen - every)
         redis.call('HSET', K_CLOCK, 'seen', tostring(now), 'skipped', tostring(skipped))
@@ -120,44 +140,76 @@ local function put_ticket(token, t)
     redis.call('HSET', K_TICKETS, token, cjson.encode(t))
 end
 
--- Time-decayed count, sum and sum of squares of one kind of event, under the field
--- prefix `ev`. The weight of an observation made d seconds ago is exp(-d / tau).
--- "<ev>:t" is the time of the last event of that kind.
-local function accumulate(ev, now, value, weight, tau)
-    local f = redis.call('HMGET', K_STATS, ev .. ':n', ev .. ':s', ev .. ':q', ev .. ':t')
-    local n, s, q, last = tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4])
-    local w = 1
-    if last and now > last then
-        w = math.exp(-(now - last) / tau)
-    end
-    n = n * w + (weight or 1)
-    if value then
-        s = s * w + value
-        q = q * w + value * value
-    end
-    redis.call('HSET', K_STATS, ev .. ':n', tostring(n), ev .. ':s', tostring(s),
-        ev .. ':q', tostring(q), ev .. ':t', tostring(math.max(now, last or now)))
-    return last
-end
-
--- Records an event in the statistics, forgetting with TAU so the figures follow a
--- change of pace within minutes. The events that measure how fast seats free up are
--- also kept as "<ev>.long", forgetting with TAU_LONG (more samples while the pace
--- holds), and as "<ev>.short", forgetting with TAU_SHORT (a change shows within
--- minutes, to be told from noise against the other two).
+-- Time-decayed count, sum and sum of squares of one kind of event `ev`, in fields
+-- "<ev>:n|s|q", and "<ev>:t" the time of the last event of that kind. The weight of an
+-- observation made d seconds ago is exp(-d / tau). Events that measure how fast seats
+-- free up (COPIED) are also kept as "<ev>.long", forgetting with TAU_LONG (more samples
+-- while the pace holds), and as "<ev>.short", forgetting with TAU_SHORT (a change shows
+-- within minutes, to be told from noise against the other two); the rest forget with
+-- TAU, so the figures follow a change of pace within minutes. One HMGET and one HSET
+-- for all copies. `value`: a number, nil (a count only), or a function of the time of
+-- the last event of kind `ev` (nil: none) giving the value, or false: then only
+-- "<ev>:t" is set. Returns that time of the last event.
 local function record(ev, now, value, weight)
+    local names, taus = {ev}, {TAU}
     if COPIED[ev] then
-        accumulate(ev .. '.short', now, value, weight, TAU_SHORT)
-        accumulate(ev .. '.long', now, value, weight, TAU_LONG)
+        names, taus = {ev, ev .. '.short', ev .. '.long'}, {TAU, TAU_SHORT, TAU_LONG}
     end
-    return accumulate(ev, now, value, weight, TAU)
+    local fields = {}
+    for _, name in ipairs(names) do
+        fields[#fields + 1] = name .. ':n'
+        fields[#fields + 1] = name .. ':s'
+        fields[#fields + 1] = name .. ':q'
+        fields[#fields + 1] = name .. ':t'
+    end
+    local f = redis.call('HMGET', K_STATS, unpack(fields))
+    local main_last = tonumber(f[4])
+    if not main_last then
+        created(K_STATS)  -- perhaps the first statistic of all
+    end
+    if type(value) == 'function' then
+        value = value(main_last)
+    end
+    if value == false then
+        redis.call('HSET', K_STATS, ev .. ':t', tostring(now))
+        return main_last
+    end
+    local out = {}
+    for i, name in ipairs(names) do
+        local b = 4 * (i - 1)
+        local n, s, q, last = tonumber(f[b + 1]) or 0, tonumber(f[b + 2]) or 0,
+            tonumber(f[b + 3]) or 0, tonumber(f[b + 4])
+        local w = 1
+        if last and now > last then
+            w = math.exp(-(now - last) / taus[i])
+        end
+        n = n * w + (weight or 1)
+        if value then
+            s = s * w + value
+            q = q * w + value * value
+        end
+        out[#out + 1] = name .. ':n'
+        out[#out + 1] = tostring(n)
+        out[#out + 1] = name .. ':s'
+        out[#out + 1] = tostring(s)
+        out[#out + 1] = name .. ':q'
+        out[#out + 1] = tostring(q)
+        out[#out + 1] = name .. ':t'
+        out[#out + 1] = tostring(math.max(now, last or now))
+    end
+    redis.call('HSET', K_STATS, unpack(out))
+    return main_last
 end
 
 -- Counters that only grow, for monitoring (Prometheus counters read them at scrape
 -- time): "count:<what>" in the stats hash.
 local function count(what, now)
-    redis.call('HINCRBY', K_STATS, 'count:' .. what, 1)
-    redis.call('HINCRBY', K_HISTORY, math.floor(now / 60) .. ':' .. what, 1)
+    if redis.call('HINCRBY', K_STATS, 'count:' .. what, 1) == 1 then
+        created(K_STATS)
+    end
+    if redis.call('HINCRBY', K_HISTORY, math.floor(now / 60) .. ':' .. what, 1) == 1 then
+        created(K_HISTORY)
+    end
 end
 
 -- One entry of the room's audit log. `t` may be nil (an action on the room itself).
@@ -168,6 +220,7 @@ local function audit(now, kind, t, detail)
     end
     redis.call('XADD', K_AUDIT, 'MAXLEN', '~', AUDIT_MAX, '*', 'at', tostring(now),
         'kind', kind, 'who', ACTOR, 'code', code, 'name', name, 'detail', detail or '')
+    created(K_AUDIT)
 end
 
 -- A short code naming a ticket to an admin (support), unique in the room while the
@@ -208,20 +261,21 @@ end
 
 -- Records an event whose value is the gap since the previous event of its kind.
 local function record_gap(ev, now)
-    local last = tonumber(redis.call('HGET', K_STATS, ev .. ':t'))
-    if last and now >= last then
-        record(ev, now, now - last)
-    else
-        redis.call('HSET', K_STATS, ev .. ':t', tostring(now))
-    end
+    record(ev, now, function(last)
+        if last and now >= last then
+            return now - last
+        end
+        return false
+    end)
 end
 
 -- Records the seat-seconds held since the previous change of occupancy ("occupied:s"),
 -- called just before a seat is given or released: finished holds per seat-second held
 -- is the release rate of one seat even while the room fills up or empties.
 local function record_occupied(now, seats)
-    local last = tonumber(redis.call('HGET', K_STATS, 'occupied:t'))
-    record('occupied', now, (last and now > last) and seats * (now - last) or 0)
+    record('occupied', now, function(last)
+        return (last and now > last) and seats * (now - last) or 0
+    end)
 end
 
 local function end_ticket(token, t, why, now)
@@ -256,8 +310,7 @@ local function end_ticket(token, t, why, now)
     elseif t.st == 'waiting' then
         record('abandon', now, now - t.j)
     end
-    record('end_' .. why, now, nil)
-    count('ended_' .. why, now)
+    count('ended_' .. why, now)  -- (a decayed count of its own had no reader)
     redis.call('HDEL', K_PREDICTIONS, token)
     if why == 'removed' then
         audit(now, 'remove', t, t.st)
@@ -265,6 +318,7 @@ local function end_ticket(token, t, why, now)
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)
     redis.call('ZADD', K_ENDED, now, token)
+    created(K_ENDED)
 end
 
 local function lapse_reason(t)
@@ -278,10 +332,16 @@ end
 
 -- Gives a seat to a ticket, until `deadline` unless renewed.
 local function seat(token, t, now, deadline, state)
-    record_occupied(now, redis.call('ZCARD', K_SEATS))
-    redis.call('ZREM', K_LINE, token)
-    redis.call('ZREM', K_CHECKIN, token)
+    local held = redis.call('ZCARD', K_SEATS)
+    record_occupied(now, held)
+    if t.seq then  -- only a ticket that joined the line has a place in it
+        redis.call('ZREM', K_LINE, token)
+        redis.call('ZREM', K_CHECKIN, token)
+    end
     redis.call('ZADD', K_SEATS, deadline, token)
+    if held == 0 then
+        created(K_SEATS)
+    end
     if t.st == 'waiting' and t.seq then
         record('waited', now, now - t.j)
         count_wait(now - t.j)
@@ -290,6 +350,7 @@ local function seat(token, t, now, deadline, state)
             redis.call('HDEL', K_PREDICTIONS, token)
             redis.call('XADD', K_ACCURACY, 'MAXLEN', '~', ACCURACY_MAX, '*', 'at', tostring(now),
                 'predicted', predicted, 'actual', tostring(now - t.j))
+            created(K_ACCURACY)
         end
         -- Of the k people ahead of this ticket when it joined, how many were let in
         -- first (the rest dropped out): "ahead" sums that count, weighted by k. Line
@@ -302,7 +363,6 @@ local function seat(token, t, now, deadline, state)
             end
         end
     end
-    record('seat', now, nil)
     count('admitted', now)
     local from = t.seq and 'line' or 'direct'
     t.st, t.a = state, now
@@ -408,16 +468,46 @@ local function check_in(token, t, lease, s)
     end
 end
 
--- Renews the TTLs of the room's runtime keys on every visitor's call, so the keys of
--- a room nobody uses any more expire (deleting the room removes them all at once).
-local function touch()
-    for _, key in ipairs({K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED,
-            K_CLOCK, K_CODES, K_PREDICTIONS}) do
-        redis.call('EXPIRE', key, IDLE_TTL)
+-- Every key of a room has a TTL, so the keys of a room nobody uses any more expire
+-- (deleting the room removes them all at once): IDLE_TTL for the runtime keys,
+-- STATS_TTL for the statistics and logs.
+local LONG_LIVED = {}
+for _, key in ipairs({K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}) do
+    LONG_LIVED[key] = true
+end
+local RUNTIME_KEYS = {K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED, K_CLOCK,
+    K_CODES, K_PREDICTIONS, K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}
+
+local function renew(key)
+    redis.call('EXPIRE', key, LONG_LIVED[key] and STATS_TTL or IDLE_TTL)
+end
+
+-- Gives the keys this script may have created their TTL (the background sweep: it
+-- must not keep an unused room's keys alive, so it renews nothing else).
+local function renew_created()
+    for _, key in ipairs(CREATED_ORDER) do
+        renew(key)
     end
-    for _, key in ipairs({K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}) do
-        redis.call('EXPIRE', key, STATS_TTL)
+end
+
+-- Renews the TTLs at the end of a script. Every key when `now` is nil (the admins'
+-- scripts: rare) or when the clock says the last renewal of all is RENEW_EVERY old;
+-- otherwise only the keys this script may have created (CREATED). So a check-in that
+-- only moves its own deadline renews nothing, and every key still has a TTL: set when
+-- it is made, renewed at least every RENEW_EVERY seconds while the room is used; an
+-- untouched room's keys expire between IDLE_TTL - RENEW_EVERY and IDLE_TTL after its
+-- last use. Call it after lease_clock() (which reads "renewed").
+local function touch(now)
+    if now == nil or RENEWED == nil or now - RENEWED >= RENEW_EVERY or now < RENEWED then
+        for _, key in ipairs(RUNTIME_KEYS) do
+            renew(key)
+        end
+        if now ~= nil then
+            redis.call('HSET', K_CLOCK, 'renewed', tostring(now))
+        end
+        return
     end
+    renew_created()
 end
 
 -- Samples the line and the seats once a minute for the charts, and forgets minutes
@@ -427,6 +517,7 @@ local function sample_history(now)
     if redis.call('HSETNX', K_HISTORY, minute .. ':w', redis.call('ZCARD', K_LINE)) == 0 then
         return
     end
+    created(K_HISTORY)
     redis.call('HSET', K_HISTORY, minute .. ':s', redis.call('ZCARD', K_SEATS))
     local oldest = minute - HISTORY_MINUTES
     local trimmed = tonumber(redis.call('HGET', K_HISTORY, 'trimmed')) or oldest - 1
@@ -473,9 +564,11 @@ local function live_ticket(now, every_arg, token, batch)
     settle(now, lease, batch, s)
     local t = get_ticket(token)
     if not t then
+        touch(now)  -- the upkeep may have made keys
         return s, nil, reply('unknown', token, nil, s, now)
     end
     if t.st == 'ended' or lapse_if_due(token, t, now, lease) then
+        touch(now)
         return s, t, reply('gone', token, t, s, now)
     end
     return s, t, nil, lease

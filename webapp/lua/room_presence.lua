@@ -25,5 +25,5 @@ else
     t.sock, t.st = 'open', 'admitted'
 end
 put_ticket(token, t)
-touch()
+touch(now)
 return reply('ok', token, t, s, now)

@@ -11,4 +11,5 @@ if not s then
 end
 local handled = settle(now, lease_clock(now, ARGV[2]), tonumber(ARGV[3]), s)
 sample_history(now)
+renew_created()
 return handled

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -46,7 +47,6 @@ from webapp.domain.chat import (
 )
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, public_id
 from webapp.i18n import _, gone_reason
-from webapp.realtime import room_state
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
 from webapp.views.refusals import explain
@@ -101,6 +101,7 @@ class Connection:
         self.id = public_id(token)
         self.open = True
         self.chat: Subscription | None = None  # this socket's place in the room's chat
+        self.state = ""  # the room.state last sent (its text): the same again is not sent
         self._lock = threading.Lock()
         # A client that stops reading must not stall the relay's sends for long. Only
         # with pings on: then simple-websocket reads only when select says it may.
@@ -111,13 +112,35 @@ class Connection:
     def send(self, frame: dict[str, Any]) -> bool:
         if not self.open:
             return False
-        data = jsonio.dumps(frame)
+        data = encoded(frame)
         with self._lock:
+            if frame.get("type") == "room.state":
+                # Refreshes and resends of an unchanged room cost the page nothing to
+                # skip; at a thousand seats each is some 50 KB per socket.
+                if data == self.state:
+                    return True
+                self.state = data
             try:
                 self.ws.send(data)
             except (ConnectionClosed, OSError):
                 self.open = False
         return self.open
+
+
+_last: tuple[dict[str, Any], str] | None = None  # the frame encoded last, and its text
+
+
+def encoded(frame: dict[str, Any]) -> str:
+    """The frame's JSON text. A fan-out hands one frame object to every socket of a
+    room (``RoomRelay``): it is encoded once, not once per socket. Frames are never
+    changed once sent, so the same object means the same text."""
+    global _last
+    last = _last
+    if last is not None and last[0] is frame:
+        return last[1]
+    text = jsonio.dumps(frame)
+    _last = (frame, text)
+    return text
 
 
 Handler = Callable[[Connection, dict[str, Any]], None]
@@ -267,7 +290,7 @@ def serve_room(ws: Any, room: str, config: Any) -> None:
     relay.attach(conn)
     try:
         relay.changed(room)
-        conn.send(room_state(rooms(), room))
+        conn.send(relay.fresh_state(room))  # with this socket's seat in it
         after = request.args.get("after", type=int)
         conn.chat = chat_relay().attach(conn, room_chat_id(room), conn.id, conn.name, after)
         serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
@@ -312,8 +335,12 @@ def release_seat(room: str, token: str, hold: float) -> None:
 
 def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -> None:
     """Reads frames and renews the seat until the socket closes or the seat ends."""
-    next_beat = time.monotonic() + beat
-    next_refresh = time.monotonic() + refresh
+    # The first beat and refresh at a random point of their interval (earlier is never
+    # late): sockets opened together, as at a room's opening or after a restart, would
+    # otherwise beat together forever, a burst of presence calls every `beat` seconds
+    # that the line's check-ins queue behind.
+    next_beat = time.monotonic() + beat * random.uniform(0.2, 1.0)
+    next_refresh = time.monotonic() + refresh * random.uniform(0.2, 1.0)
     while conn.open:
         raw = ws.receive(timeout=max(next_beat - time.monotonic(), 0.0))
         if raw is not None:
@@ -326,7 +353,9 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
             rooms().presence(conn.room, conn.token, "beat", hold=hold)
             if now >= next_refresh:  # the sweeper admits and expires without telling us
                 next_refresh = now + refresh
-                conn.send(room_state(rooms(), conn.room))
+                # One read serves this process's sockets of the room: each socket's
+                # own read of a thousand seats was most of a worker's CPU at 1,000.
+                conn.send(services().relay.recent_state(conn.room, refresh / 2))
         except RoomError as error:
             conn.send(gone_frame(conn.room, error))
             return

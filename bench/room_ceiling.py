@@ -1,0 +1,199 @@
+"""One room's ceiling on one Redis core, and rooms spread over a 3-primary cluster.
+
+Check-ins (``room_checkin.lua``, with the keys and arguments ``WaitingRooms`` sends)
+are pipelined in batches, so the Python clients are not what limits: Redis is. For
+each run it prints the check-ins per second served and, from each redis-server's CPU
+time (``INFO cpu``), the check-ins one Redis core serves per second: one room's
+ceiling, since all of a room's keys are one slot and so one core. On the cluster it
+prints how the rooms and their calls spread over the primaries; N rooms on K primaries
+can take K times one core's figure when they spread evenly. On a 2-core machine the
+three primaries and the clients share two cores, so the cluster's total req/s is not
+three times the single server's here: the per-core figure and the spread are what
+carry over to a machine with a core per primary.
+
+    .venv/bin/python bench/room_ceiling.py [--seconds 5] [--rooms 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+from servers import HOST, free_port, redis_answers, spawn, start_redis, stop, wait_until
+
+from webapp.domain.rooms import WaitingRooms
+from webapp.redis.connection import connect, redis_server_binary
+from webapp.redis.keys import Keys
+
+LONG = {"capacity": 1, "dropout_seconds": 3600, "session_seconds": 86400}
+BATCH = 100  # check-ins per pipeline round trip
+
+
+def start_cluster(stack: contextlib.ExitStack, workdir: Path, nodes: int = 3) -> list[int]:
+    """A Redis Cluster of ``nodes`` primaries on loopback; their ports."""
+    binary = redis_server_binary()
+    ports = []
+    for n in range(nodes):
+        while True:
+            port = free_port()
+            if port + 10000 < 65536:
+                break
+        log = workdir / f"node-{n}.log"
+        argv = [
+            binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
+            "--dir", str(workdir), "--cluster-enabled", "yes",
+            "--cluster-config-file", f"nodes-{port}.conf",
+        ]  # fmt: skip
+        proc = spawn(argv, log)
+        stack.callback(stop, proc)
+        wait_until(lambda port=port: redis_answers(port), proc, log)
+        ports.append(port)
+    cli = str(Path(binary).with_name("redis-cli"))
+    subprocess.run(
+        [cli, "--cluster", "create", *(f"{HOST}:{p}" for p in ports),
+         "--cluster-replicas", "0", "--cluster-yes"],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    probe = redis.Redis(host=HOST, port=ports[0], decode_responses=True)
+    for _ in range(400):
+        if probe.cluster("info")["cluster_state"] == "ok":
+            break
+        time.sleep(0.025)
+    probe.close()
+    return ports
+
+
+def fill(url: str, rooms: list[str], per_room: int) -> dict[str, list[str]]:
+    engine = WaitingRooms(connect(url), Keys("bench"))
+    tokens = {}
+    for room in rooms:
+        engine.configure(room, LONG)
+        engine.join(room)  # holds the one seat: the rest wait in line
+        tokens[room] = [engine.join(room).token for _ in range(per_room)]
+    return tokens
+
+
+def drive(url: str, tokens: dict[str, list[str]], seconds: float, out: Any) -> None:
+    """Pipelined check-ins over every room, in turn, for ``seconds``; puts the count. On
+    a cluster, each room's calls go straight to the primary holding its slot (redis-py's
+    cluster pipeline refuses scripts), each node with its own pipeline."""
+    client = connect(url)
+    engine = WaitingRooms(client, Keys("bench"))
+    source = engine.scripts["room_checkin"].script
+    by_node: dict[tuple[str, int], list[tuple[list[str], list[Any]]]] = {}
+    for room, each in tokens.items():
+        keys = list(engine.keys.room(room).all())
+        if hasattr(client, "get_node_from_key"):
+            node = client.get_node_from_key(keys[0])
+            where = (node.host, int(node.port))
+        else:
+            kwargs = client.connection_pool.connection_kwargs
+            where = (kwargs["host"], int(kwargs["port"]))
+        by_node.setdefault(where, []).extend((keys, ["", "", token, 200]) for token in each)
+    nodes = []
+    for (host, port), calls in by_node.items():
+        direct = redis.Redis(host=host, port=port)
+        nodes.append((direct, direct.register_script(source), calls))
+    done, i = 0, 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pipes = []
+        for direct, script, calls in nodes:
+            pipe = direct.pipeline(transaction=False)
+            for n in range(BATCH):
+                keys, args = calls[(i + n) % len(calls)]
+                script(keys=keys, args=args, client=pipe)
+            pipes.append(pipe)
+        for pipe in pipes:
+            pipe.execute()
+        i += BATCH
+        done += BATCH * len(nodes)
+    out.put(done)
+
+
+def cpu(ports: list[int]) -> list[float]:
+    seconds = []
+    for port in ports:
+        info = redis.Redis(host=HOST, port=port).info("cpu")
+        seconds.append(float(info["used_cpu_user"]) + float(info["used_cpu_sys"]))
+    return seconds
+
+
+def calls_by_node(ports: list[int]) -> list[int]:
+    counts = []
+    for port in ports:
+        stats = redis.Redis(host=HOST, port=port).info("commandstats")
+        counts.append(int(stats.get("cmdstat_evalsha", {}).get("calls", 0)))
+    return counts
+
+
+def run(label: str, url: str, ports: list[int], rooms: list[str], args: argparse.Namespace) -> None:
+    tokens = fill(url, rooms, args.per_room)
+    for port in ports:
+        redis.Redis(host=HOST, port=port).config_resetstat()
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    before = cpu(ports)
+    began = time.monotonic()
+    workers = [
+        context.Process(target=drive, args=(url, tokens, args.seconds, queue))
+        for _ in range(args.clients)
+    ]
+    for w in workers:
+        w.start()
+    total = sum(queue.get(timeout=args.seconds + 60) for _ in workers)
+    for w in workers:
+        w.join(10)
+    elapsed = time.monotonic() - began
+    used = [b - a for a, b in zip(before, cpu(ports), strict=True)]
+    calls = calls_by_node(ports)
+    per_core = total / sum(used) if sum(used) else float("nan")
+    del elapsed  # includes starting the client processes: the rate is over their window
+    print(
+        f"{label}: {len(rooms)} room(s), {total:,} check-ins in {args.seconds:g} s = "
+        f"{total / args.seconds:,.0f}/s; Redis CPU {sum(used):.1f} s: "
+        f"{per_core:,.0f} check-ins per Redis core-second ({1e6 / per_core:.0f} µs each)"
+    )
+    if len(ports) > 1:
+        share = ", ".join(
+            f"{c / max(sum(calls), 1):.0%} of calls, {u:.1f} s CPU"
+            for c, u in zip(calls, used, strict=True)
+        )
+        print(f"  per primary: {share}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rooms", type=int, default=30, help="rooms spread over the cluster")
+    parser.add_argument("--per-room", type=int, default=200, help="tickets waiting per room")
+    parser.add_argument("--clients", type=int, default=2, help="client processes")
+    args = parser.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        workdir = Path(tempfile.mkdtemp(prefix="wr-bench-ceiling-"))
+        stack.callback(shutil.rmtree, workdir, True)
+        port, _ = start_redis(stack, workdir)
+        single = f"redis://{HOST}:{port}/0"
+        run("one server, one room", single, [port], ["ceiling"], args)
+        rooms = [f"spread-{n}" for n in range(args.rooms)]
+        run("one server, many rooms", single, [port], rooms, args)
+        cluster_dir = workdir / "cluster"
+        cluster_dir.mkdir()
+        ports = start_cluster(stack, cluster_dir)
+        url = f"redis+cluster://{HOST}:{ports[0]}"
+        run("3-primary cluster, one room", url, ports, ["ceiling"], args)
+        run("3-primary cluster, many rooms", url, ports, rooms, args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
