@@ -25,7 +25,8 @@ def test_picker_switches_to_german_and_the_script_follows(
     """The footer's picker turns the pages German (<html lang="de">), the choice sticks
     across pages, and the text the script writes (the tab's title, the turn's moment) is
     German too; then Spanish."""
-    name = room(capacity=1)
+    name = room(capacity=1, typical_stay_seconds=120, title="Konzertsaal",
+                description="Bitte seien Sie freundlich.")  # fmt: skip
     held = server.api("POST", f"/api/rooms/{name}/join")  # the one seat is taken: Ada waits
     ada = person(width=390, height=844)
     ada.goto(f"{server.url}/rooms/{name}")
@@ -45,11 +46,12 @@ def test_picker_switches_to_german_and_the_script_follows(
     expect(ada.get_by_role("button", name="Die Schlange verlassen")).to_be_visible()
     # The script sets the title after each poll, from the page's German words
     expect(ada).to_have_title(re.compile(r"^Platz 1 in der Schlange · "), timeout=20_000)
+    expect(ada.locator(".basis")).to_contain_text("Frühe Schätzung")  # typical_stay_seconds
     shoot(ada, artifacts, "waiting-de")
 
     server.api("POST", f"/api/rooms/{name}/leave/{held['token']}")  # Ada's turn
     expect(ada.locator("#turn-go")).to_contain_text("Sie werden hineingebracht", timeout=20_000)
-    expect(ada.get_by_role("heading", name=f"Sie sind in {name}")).to_be_visible()
+    expect(ada.get_by_role("heading", name="Sie sind in Konzertsaal")).to_be_visible()
     expect(ada.locator("#connection")).to_have_attribute("data-state", "live")
     shoot(ada, artifacts, "room-de")
 
