@@ -9,7 +9,8 @@
 --   3 line        zset   waiting ticket -> sequence number (the order of the line)
 --   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
 --   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
---   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c}
+--   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c,
+--                        em, lg: the email told when a seat is offered, its language}
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
