@@ -81,6 +81,7 @@ SUBJECTS = {
     "admitted": N_("You're in: %(room)s"),
     "lapsed": N_("Your place in %(room)s has lapsed"),
     "near": N_("You are nearly in: %(room)s"),
+    "offered": N_("A seat is free for you: %(room)s"),
 }
 
 
@@ -264,7 +265,13 @@ class Mailer:
             "lang": lang,
             "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
         }
-        if kind == "admitted":
+        if kind == "offered":
+            # A live room's seat, offered until the offer's deadline (room_lib.lua offer)
+            at, until = float(fields.get("at") or now), float(fields.get("until") or now)
+            token = sign_claim(s.secret, room, entry, until, 0, kind)
+            context["link"] = claim_url(s.public_url, token)
+            context["window"] = format_timedelta(round(max(until - at, 0)), locale=lang)
+        elif kind == "admitted":
             # The window runs from the admission to the deadline the script set (the
             # sweep lapses the entry then), whichever try sends it
             admitted = float(fields.get("at") or now)

@@ -9,10 +9,12 @@ own timestamp, so the time is an input (``now``) that tests and hosts control.
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any, NamedTuple
 
 from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
 
+from webapp.domain.moves import HOLDER_TTL, LIFETIME
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
 
@@ -23,7 +25,7 @@ SALT = "claim"
 class Claim(NamedTuple):
     room: str
     entry: str
-    kind: str  # the notice the link came in: admitted
+    kind: str  # the notice the link came in: admitted (a waitlist), offered (a live seat)
     expires: float
 
 
@@ -117,3 +119,63 @@ class Claims:
         if raw is not None and json.loads(raw).get("st") == "lapsed":
             return "lapsed"
         return None
+
+
+class SeatTaken(NamedTuple):
+    """A live room's offered seat taken by its claim link: the browser that used it
+    becomes the ticket's holder (as a move to another device does, ``webapp.domain.moves``)."""
+
+    token: str
+    identity: str  # the ticket's identity ("" if it has none)
+    holder: str  # the new holder id: the old browser's next poll shows "moved"
+
+
+def _live_state(client: Any, keys: Keys, claim: Claim) -> tuple[str | None, str]:
+    raw = client.hget(keys.room(claim.room).tickets, claim.entry)
+    if raw is None:
+        return None, ""
+    record = json.loads(raw)
+    return str(record.get("st", "")), str(record.get("id", ""))
+
+
+class LiveClaims:
+    """Uses the claim link of a live room's ``offered`` notice: it takes the seat (the
+    check-in that claims an offer) once, for the browser that opens it."""
+
+    def __init__(self, client: Any, keys: Keys, scripts: Scripts) -> None:
+        self.client = client
+        self.keys = keys
+        self.scripts = scripts
+
+    def _used_key(self, claim: Claim) -> str:
+        return self.keys.move_used(claim.room, f"claim-{claim.entry}")
+
+    def refusal(self, claim: Claim) -> str | None:
+        """used, lapsed (the offer ran out or the ticket ended), missing, or None."""
+        if self.client.exists(self._used_key(claim)):
+            return "used"
+        state, _ = _live_state(self.client, self.keys, claim)
+        if state is None:
+            return "missing"
+        if state not in ("offered", "admitted"):
+            return "lapsed"
+        return None
+
+    def take(self, claim: Claim, now: float, check_in: Any) -> SeatTaken | str:
+        """Takes the seat: ``check_in(room, token)`` (the engine's check-in, which claims
+        an offered seat; it raises if the ticket is gone) and a new holder, once. Returns
+        SeatTaken, or the refusal (used, lapsed, missing) having changed nothing."""
+        refusal = self.refusal(claim)
+        if refusal is not None:
+            return refusal
+        _, identity = _live_state(self.client, self.keys, claim)
+        holder = secrets.token_urlsafe(12)
+        used_for = max(LIFETIME, int(claim.expires - now) + 60)
+        keys = [self._used_key(claim), self.keys.move_holder(claim.room, claim.entry)]
+        if not self.scripts["place_move"](keys=keys, args=[used_for, HOLDER_TTL, holder]):
+            return "used"
+        try:
+            check_in(claim.room, claim.entry)
+        except Exception:  # the ticket ended in between (TicketGone): the seat is gone
+            return "lapsed"
+        return SeatTaken(claim.entry, identity, holder)

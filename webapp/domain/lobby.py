@@ -179,15 +179,26 @@ class Lobby:
         cached.rates[seats] = (now, rates)
         return rates
 
-    def join(self, room: str, identity: str = "", name: str = "") -> Standing:
+    def join(
+        self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
+    ) -> Standing:
+        """``email`` (normalised) and ``lang``: told by email when a seat is offered."""
         for _ in range(JOIN_TRIES - 1):
             try:
-                return self._join(room, identity, name)
+                return self._join(room, identity, name, email=email, lang=lang)
             except SettingsChanged:
                 self.forget(room)
-        return self._join(room, identity, name, checked=False)
+        return self._join(room, identity, name, checked=False, email=email, lang=lang)
 
-    def _join(self, room: str, identity: str, name: str, checked: bool = True) -> Standing:
+    def _join(
+        self,
+        room: str,
+        identity: str,
+        name: str,
+        checked: bool = True,
+        email: str = "",
+        lang: str = "",
+    ) -> Standing:
         cached = self._room(room)
         settings = cached.settings
         max_ahead = None
@@ -198,7 +209,13 @@ class Lobby:
         version = cached.version if checked and settings is not None else None
         try:
             ticket = self.rooms.join(
-                room, identity=identity, name=name, max_ahead=max_ahead, version=version
+                room,
+                identity=identity,
+                name=name,
+                max_ahead=max_ahead,
+                version=version,
+                email=email,
+                lang=lang,
             )
         except JoinRefused as refused:
             # How many must leave the line before a join passes, and how long that takes.

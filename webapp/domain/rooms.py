@@ -340,6 +340,17 @@ class WaitingRooms:
         """Gives a live ticket a new display name (already cleaned); False if none."""
         return bool(self._run("room_rename", room, token, name))
 
+    def set_email(self, room: str, token: str, email: str, lang: str = "en") -> bool:
+        """Gives a waiting ticket the email (normalised) it is told at when a seat is
+        offered to it, or removes it (``email`` empty); False if the ticket is not
+        waiting (nothing changed)."""
+        return bool(self._run("room_email", room, token, email, lang))
+
+    def email_of(self, room: str, token: str) -> str:
+        """The email a ticket is told at ("" if none)."""
+        raw = self.client.hget(self.keys.room(room).tickets, token)
+        return str(json.loads(raw).get("em", "")) if raw else ""
+
     def participants(self, room: str) -> list[Participant]:
         """Who holds a seat, in the order they were seated."""
         keys = self.keys.room(room)
@@ -363,6 +374,8 @@ class WaitingRooms:
         name: str = "",
         max_ahead: int | None = None,
         version: int | None = None,
+        email: str = "",
+        lang: str = "",
     ) -> Ticket:
         """Admits the visitor, or puts them at the back of the line.
 
@@ -370,6 +383,8 @@ class WaitingRooms:
         ``max_ahead`` is admission control: refuse if more people would be ahead.
         ``version``: the settings version ``max_ahead`` was worked out from; if the
         settings changed since, nothing is done and SettingsChanged is raised.
+        ``email`` (normalised by the caller) and ``lang``: told by the outbox (an email)
+        when a seat is offered to this ticket.
         """
         reply = self._run(
             "room_join",
@@ -380,6 +395,8 @@ class WaitingRooms:
             "" if max_ahead is None else max_ahead,
             self.batch,
             "" if version is None else version,
+            email,
+            lang if email else "",
         )
         return self._ticket(reply, room)
 
@@ -466,7 +483,7 @@ class WaitingRooms:
 
 @lru_cache(maxsize=4096)
 def _room_keys(keys: Keys, room: str) -> tuple[str, ...]:
-    """The room's fifteen keys, built once per room rather than on every call."""
+    """The room's sixteen keys, built once per room rather than on every call."""
     return tuple(keys.room(room).all())
 
 

@@ -43,10 +43,13 @@ class Visits:
         self.lobby = lobby or Lobby(rooms)
         self.waitlists = waitlists or Waitlists(rooms)
 
-    def join(self, room: str, identity: str = "", name: str = "") -> Standing:
+    def join(
+        self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
+    ) -> Standing:
         """A visitor asks in (or, with a live identity, checks in again). Whoever holds a
-        seat now is shown in the room at once."""
-        standing = self.lobby.join(room, identity=identity, name=name)
+        seat now is shown in the room at once. ``email`` (normalised): the visitor is
+        told there when a seat is offered to them."""
+        standing = self.lobby.join(room, identity=identity, name=name, email=email, lang=lang)
         if standing.ticket.seated:
             self.publisher.changed(room)
         if standing.raw is not None and not standing.ticket.seated:

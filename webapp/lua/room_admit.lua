@@ -5,7 +5,7 @@
 -- capacity does not apply), each with its message in the outbox.
 -- Idempotent by request id: the same id again admits nobody new and answers as the
 -- first time did. One script, so two admins at once never admit one person twice.
--- KEYS: the room's fifteen keys (room_lib.lua), then 16: this request's record (a
+-- KEYS: the room's sixteen keys (room_lib.lua), then 17: this request's record (a
 --   string with the request's answer, kept a day), then the waitlist's keys
 --   (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 count,
@@ -21,7 +21,7 @@ if not s then
 end
 local request = ARGV[4]
 if request ~= '' then
-    local done = redis.call('GET', KEYS[16])
+    local done = redis.call('GET', KEYS[17])
     if done then
         return {'ok', done, '1'}
     end
@@ -30,14 +30,14 @@ end
 local function finish(admitted, renew)
     local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
     if request ~= '' then
-        redis.call('SET', KEYS[16], answer, 'EX', 86400)
+        redis.call('SET', KEYS[17], answer, 'EX', 86400)
     end
     renew()
     return {'ok', answer, '0'}
 end
 if s.waitlist then
     ACTOR = ARGV[6]
-    use_waitlist_keys(17)
+    use_waitlist_keys(18)
     local w = load_waitlist(s)
     if w.ordering == 'lottery' and w.state ~= 'drawn' then
         return {'not_drawn', '[]', '0'}
@@ -73,7 +73,7 @@ if one ~= '' then
         return {'not_waiting', '[]', '0'}
     end
     if wanted > 0 then
-        seat(one, t, now, lease + s.dropout, 'offered')
+        offer(one, t, now, lease + s.dropout)
         admitted[1] = one
     end
     wanted = 0

@@ -1,6 +1,6 @@
 --!include room_lib.lua
 -- room_checkin.lua: a ticket checks in (the waiting page's poll, an API client's poll).
--- KEYS: the room's fifteen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token, 4 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone (state ended, why set)
 local now, token = clock(ARGV[1]), ARGV[3]

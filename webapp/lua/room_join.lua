@@ -1,10 +1,11 @@
 --!include room_lib.lua
 -- room_join.lua: a visitor asks to enter a room.
--- KEYS: the room's fifteen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 a fresh token,
 --       4 identity ('' = none), 5 display name, 6 most people allowed ahead of a new
 --       joiner ('' = no limit), 7 upkeep batch size, 8 the settings version the caller's
---       limit was worked out from ('' = any)
+--       limit was worked out from ('' = any), 9 an email to be told at when a seat is
+--       offered ('' = none; already normalised), 10 the visitor's language (with 9)
 -- The room's max_line_length setting caps the line.
 -- Reply: reply() of room_lib.lua; code ok | no_room | stale | closed | full | too_long |
 --   taken | waitlist. stale: the settings changed since the caller read them; nothing
@@ -66,6 +67,9 @@ end
 local t = {st = 'waiting', n = name, j = now, sc = new_code(token)}
 if identity ~= '' then
     t.id = identity
+end
+if (ARGV[9] or '') ~= '' then
+    t.em, t.lg = ARGV[9], ARGV[10] or 'en'
 end
 if s.status == 'open' and not s.manual and waiting == 0 and seated < s.capacity then
     seat(token, t, now, lease + s.session, 'admitted')

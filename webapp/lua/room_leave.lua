@@ -1,7 +1,7 @@
 --!include room_lib.lua
 -- room_leave.lua: a ticket gives up its seat or place (or an admin removes it).
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
--- KEYS: the room's fifteen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
 --       4 why (left | removed), 5 upkeep batch size, 6 who removes ('' = the visitor)
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown

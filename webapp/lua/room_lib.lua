@@ -1,7 +1,7 @@
 -- room_lib.lua: the rules every room script shares. The loader puts this file in front
 -- of each script that starts with "--!include room_lib.lua"; it is never run alone.
 --
--- KEYS (every room script takes the same fifteen, all with the room's hash tag):
+-- KEYS (every room script takes the same sixteen, all with the room's hash tag):
 --   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
 --                        max_wait_seconds, max_line_length, status, admission_mode,
 --                        version, notice, notice_at
@@ -9,7 +9,8 @@
 --   3 line        zset   waiting ticket -> sequence number (the order of the line)
 --   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
 --   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
---   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c}
+--   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c,
+--                        em, lg: the email told when a seat is offered, its language}
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
@@ -21,6 +22,11 @@
 --                        or sample (w: waiting, s: seats), a day of minutes kept
 --  14 predictions hash   waiting ticket -> "wait,low,high" predicted at its join
 --  15 accuracy    stream predicted against actual wait of each admission from the line
+--  16 outbox      stream notices for the mailer (webapp/mailer.py). A live room writes
+--                        kind offered (a seat offered to a ticket that gave an email: em,
+--                        lg on its record): entry (the token), email, name, lang, at,
+--                        until (the offer's deadline); capped, TTL as a runtime key. A
+--                        waitlist room's outbox is the same key (waitlist_lib.lua).
 --
 -- Two clocks. `now` (Redis TIME, or the caller's) times events: joins, statistics,
 -- ended tickets. `lease` times deadlines: check-ins and seats are due on it. It is
@@ -39,7 +45,7 @@
 local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TICKETS, K_IDENT, K_ENDED, K_STATS, K_CLOCK = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local K_AUDIT, K_CODES, K_HISTORY = KEYS[11], KEYS[12], KEYS[13]
-local K_PREDICTIONS, K_ACCURACY = KEYS[14], KEYS[15]
+local K_PREDICTIONS, K_ACCURACY, K_OUTBOX = KEYS[14], KEYS[15], KEYS[16]
 
 local TAU = 600            -- seconds: statistics forget the past with this time constant
 local TAU_SHORT = 120      -- seconds: ... the short copies of the release statistics
@@ -53,6 +59,7 @@ local RENEW_EVERY = 3600   -- seconds between renewals of every key's TTL (touch
 local SEEN_EVERY = 0.25    -- seconds: how often "seen" is written (its precision)
 local AUDIT_MAX = 10000    -- entries an audit stream keeps (about)
 local ACCURACY_MAX = 5000  -- admissions whose prediction is kept, for the panel (about)
+local OUTBOX_MAX = 10000   -- notices a live room's outbox keeps (about; the mailer reads it)
 local HISTORY_MINUTES = 1440  -- minutes of history kept for the charts
 local HISTORY_FIGURES = {'joined', 'admitted', 'ended_left', 'ended_removed', 'ended_dropped',
     'ended_unclaimed', 'ended_grace', 'ended_session', 'w', 's'}
@@ -370,6 +377,19 @@ local function seat(token, t, now, deadline, state)
     audit(now, 'admit', t, from)
 end
 
+-- Offers a seat to a ticket until `deadline`; a ticket that gave an email (em, lg) is
+-- told by the outbox in this same script, so an offer and its notice are never apart.
+-- A waitlist room never offers seats, so its outbox (the same key) keeps no TTL.
+local function offer(token, t, now, deadline)
+    seat(token, t, now, deadline, 'offered')
+    if t.em and t.em ~= '' then
+        redis.call('XADD', K_OUTBOX, 'MAXLEN', '~', OUTBOX_MAX, '*', 'kind', 'offered',
+            'entry', token, 'email', t.em, 'name', t.n or '', 'lang', t.lg or 'en',
+            'at', tostring(now), 'until', tostring(deadline))
+        redis.call('EXPIRE', K_OUTBOX, IDLE_TTL)
+    end
+end
+
 -- Offers a seat to the head of the line, or drops the head instead if its check-in is
 -- overdue (not yet swept), so a dead visitor never takes a seat. Returns the head's
 -- token (nil when nobody waits) and whether it was offered the seat.
@@ -384,7 +404,7 @@ local function offer_head(now, lease, s)
         end_ticket(head, t, 'dropped', now)
         return head, false
     end
-    seat(head, t, now, lease + s.dropout, 'offered')
+    offer(head, t, now, lease + s.dropout)
     return head, true
 end
 

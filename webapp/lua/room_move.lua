@@ -1,6 +1,6 @@
 --!include room_lib.lua
 -- room_move.lua: an admin moves a waiting ticket to another place in line (1 = front).
--- KEYS: the room's fifteen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token, 4 the place,
 --       5 who moves it, 6 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_waiting

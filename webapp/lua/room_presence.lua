@@ -3,7 +3,7 @@
 -- While open, each beat holds the seat `hold` seconds more; a close holds it for the
 -- room's grace_seconds (at most), so a reload or a glitch does not lose it. Several open sockets
 -- of one ticket keep each other's seat: the next beat of any of them renews it.
--- KEYS: the room's fifteen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
 --       4 op (open | beat | close), 5 hold seconds for open and beat, 6 upkeep batch size
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_seated

@@ -2,7 +2,7 @@
 -- waitlist_confirm.lua: an entry confirms its email (double opt-in). From now on it can
 -- be admitted, and its referral leg, if any, is judged: credited, held or void.
 -- Idempotent: confirming again changes nothing.
--- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 entry id
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | unknown
 local now = clock(ARGV[1])

@@ -4,10 +4,10 @@
 -- now. The caller then ranks them (waitlist_rank.lua: HMAC-SHA256 needs Python); until
 -- that is done nobody is admitted, and later joiners already go to the back.
 -- Idempotent: while ranking or once drawn it only answers the draw's state and seed.
--- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 who draws
 -- Reply: {code, state, seed, commitment}; code ok | no_room | not_waitlist | not_lottery
-use_waitlist_keys(16)
+use_waitlist_keys(17)
 local now = clock(ARGV[1])
 ACTOR = ARGV[2]
 local s = load_settings()

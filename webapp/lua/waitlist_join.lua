@@ -2,7 +2,7 @@
 -- waitlist_join.lua: someone signs up to a waitlist room with a name, an email and
 -- perhaps a referral code. The same email key again gets the same entry back; it may
 -- then bring a referral code if the entry has none yet and is not yet confirmed.
--- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 a fresh entry id, 3 display name, 4 email (as
 --       mailed), 5 email key (one per mailbox), 6 referral code ('' = none), 7 hashed
 --       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none),
@@ -13,7 +13,7 @@
 --   full | taken
 local CONFIRM_SENDS = 3   -- confirmation emails per entry, at most
 local CONFIRM_GAP = 3600  -- seconds between two of them, at least
-use_waitlist_keys(16)
+use_waitlist_keys(17)
 local now, id, code = clock(ARGV[1]), ARGV[2], ARGV[6]
 local s = load_settings()
 if not s then

@@ -4,9 +4,9 @@
 -- room_lib.lua in front of it; it is never run alone.
 --
 -- A waitlist room keeps its entries in keys of its own (keys.py WaitlistKeys), passed
--- after the room's fifteen keys: KEYS[first + i], where each script names `first` with
--- use_waitlist_keys() (16 in the waitlist scripts and room_configure.lua, 17 in
--- room_admit.lua, whose key 16 is the request's record):
+-- after the room's sixteen keys: KEYS[first + i], where each script names `first` with
+-- use_waitlist_keys() (17 in the waitlist scripts and room_configure.lua, 18 in
+-- room_admit.lua, whose key 17 is the request's record):
 --   +0  entries   hash   entry id -> JSON {n name, em email, ek email key, rc referral
 --                        code, by referrer, ok confirmed, p points, seq, j joined,
 --                        st waiting|admitted|lapsed, a admitted at, l lapsed at, ip/net/
@@ -371,7 +371,7 @@ end
 -- settings, the entry. Returns s, w, e, id, nil; or nil, nil, nil, nil and the reply to
 -- return now (no_room, not_waitlist, unknown).
 local function waitlist_entry(now, id)
-    use_waitlist_keys(16)
+    use_waitlist_keys(17)
     local s = load_settings()
     if not s then
         return nil, nil, nil, nil, entry_reply('no_room', id, nil, nil, nil, now)

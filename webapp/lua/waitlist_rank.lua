@@ -3,10 +3,10 @@
 -- first 52 bits of HMAC-SHA256(seed, entry id), worked out by the caller. An entry
 -- already ranked, or no longer waiting, is left alone, so two processes ranking at once
 -- (the sweep and an admin) do no harm. The draw is done when nobody is left unranked.
--- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 who draws, then entry id, score pairs
 -- Reply: {state, participants left unranked}
-use_waitlist_keys(16)
+use_waitlist_keys(17)
 local now = clock(ARGV[1])
 ACTOR = ARGV[2]
 if redis.call('HGET', W.meta, 'state') ~= 'ranking' then

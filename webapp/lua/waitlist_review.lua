@@ -3,7 +3,7 @@
 -- review, or voids one already credited (the referrer loses the points that leg gave,
 -- and its place follows at once). The cap still applies to a release; each is audited
 -- under the admin's name.
--- KEYS: the room's fifteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 the referee's entry id, 3 release | void, 4 who
 -- Reply: entry_reply() of the referee; code ok | no_room | not_waitlist | unknown |
 --   not_held (neither held, nor credited when voiding)

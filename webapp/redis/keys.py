@@ -30,6 +30,7 @@ class RoomKeys:
     history: str  # hash: "<minute>:<figure>" -> count or sample, for charts (a day kept)
     predictions: str  # hash: waiting ticket -> "wait,low,high" predicted at its join
     accuracy: str  # stream: predicted against actual wait of each admission, capped
+    outbox: str  # stream: notices to email (the mailer's; WaitlistKeys.outbox, same key)
 
     def all(self) -> list[str]:
         """Every key of the room, in the order the Lua scripts take them as KEYS."""
@@ -49,6 +50,7 @@ class RoomKeys:
             self.history,
             self.predictions,
             self.accuracy,
+            self.outbox,
         ]
 
 
@@ -133,6 +135,7 @@ class Keys:
             history=f"{base}:history",
             predictions=f"{base}:predictions",
             accuracy=f"{base}:accuracy",
+            outbox=f"{base}:outbox",
         )
 
     def waitlist(self, name: str) -> WaitlistKeys:

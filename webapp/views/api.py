@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
-from webapp.domain.waitlist import Entry, NotAWaitlist
+from webapp.domain.waitlist import Entry, NotAWaitlist, normalise_email
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, rooms, visits, waitlists
 
@@ -120,7 +120,13 @@ def join(room: str) -> ResponseReturnValue:
         entry = waitlists().join(room, name, email, ref, address=address, language=entry_language())
         return waitlist_json(room, entry)
     identity = f"api:{key}" if key else ""
-    return standing_json(visits().join(room, identity=identity, name=name))
+    # A live room: an optional email to be told at when a seat is offered (the visitor
+    # must still check in to keep the place)
+    address = normalise_email(email).address if email else ""
+    lang = entry_language() if address else ""
+    return standing_json(
+        visits().join(room, identity=identity, name=name, email=address, lang=lang)
+    )
 
 
 @bp.get("/rooms/<room>/position/<token>")

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 
-from flask import Blueprint, current_app, redirect, render_template
+from flask import Blueprint, current_app, redirect, render_template, session, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import lazy_gettext
 
-from webapp.domain.claims import Claim, ClaimRefused, Claims, verify_claim
+from webapp.domain.claims import Claim, ClaimRefused, Claims, LiveClaims, SeatTaken, verify_claim
 from webapp.views import services
+from webapp.views.pages import remember
 
 bp = Blueprint("claims", __name__)
 REFUSALS = {
@@ -41,6 +42,11 @@ def _claims() -> Claims:
     return Claims(s.client, s.keys, s.scripts)
 
 
+def _live() -> LiveClaims:
+    s = services()
+    return LiveClaims(s.client, s.keys, s.scripts)
+
+
 def _verified(token: str) -> Claim:
     return verify_claim(current_app.config["SECRET_KEY"], token, _now())
 
@@ -56,7 +62,10 @@ def claim_form(token: str) -> ResponseReturnValue:
         claim = _verified(token)
     except ClaimRefused as error:
         return refused(error.reason)
-    refusal = _claims().refusal(claim, _now())
+    if claim.kind == "offered":  # a live room's seat
+        refusal = _live().refusal(claim)
+    else:
+        refusal = _claims().refusal(claim, _now())
     if refusal is not None:
         return refused(refusal)
     return render_template("claim.html", claim=claim, token=token)
@@ -68,6 +77,8 @@ def claim(token: str) -> ResponseReturnValue:
         claim = _verified(token)
     except ClaimRefused as error:
         return refused(error.reason)
+    if claim.kind == "offered":
+        return _take_seat(claim)
     outcome = _claims().claim(claim, _now())
     if outcome != "claimed":
         return refused(outcome)
@@ -75,3 +86,16 @@ def claim(token: str) -> ResponseReturnValue:
     if settings is not None and settings.claim_redirect_url:
         return redirect(settings.claim_redirect_url, 303)
     return render_template("claim.html", claim=claim, done=True)
+
+
+def _take_seat(claim: Claim) -> ResponseReturnValue:
+    """A live room's offered seat: taken once, for this browser (as a move does), then
+    the room's page; the browser that had it sees "moved" at its next poll."""
+    taken = _live().take(claim, _now(), services().rooms.check_in)
+    if not isinstance(taken, SeatTaken):
+        return refused(taken)
+    if taken.identity:
+        session["vid"] = taken.identity  # the gate finds the same ticket by it
+    session["holders"] = {**session.get("holders", {}), claim.room: taken.holder}
+    remember(claim.room, taken.token)
+    return redirect(url_for("pages.gate", room=claim.room), 303)

@@ -1,0 +1,51 @@
+"""The mailer sends a live room's ``offered`` notice (issue 13) once, in the ticket's
+language, with a claim link valid until the offer's deadline."""
+
+from __future__ import annotations
+
+from email.header import decode_header, make_header
+
+import pytest
+from recording import smtp_server
+
+from webapp.domain.claims import ClaimRefused, verify_claim
+from webapp.domain.rooms import WaitingRooms
+from webapp.i18n import compile_catalogues, translations_dir
+from webapp.mailer import Mailer, MailSettings
+
+ROOM = "lobby"
+SECRET = "live mail secret"
+
+
+@pytest.fixture
+def smtp():
+    with smtp_server() as started:
+        yield started
+
+
+def test_an_offered_seat_is_mailed_once_with_a_link_until_its_deadline(r, keys, clock, smtp):
+    handler, port = smtp
+    compile_catalogues(translations_dir())  # as the worker does when it starts
+    rooms = WaitingRooms(r, keys, clock=clock)
+    rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 60, "session_seconds": 300})
+    first = rooms.join(ROOM, name="First")
+    waiter = rooms.join(ROOM, name="Ada", email="ada@example.org", lang="de")
+    rooms.leave(ROOM, first.token)
+    rooms.check_in(ROOM, waiter.token)
+    settings = MailSettings(secret=SECRET, public_url="https://w.example", smtp_port=port)
+    mailer = Mailer(r, keys, settings, worker="w1")
+    while mailer.run_once():
+        pass
+    assert mailer.run_once() == 0
+    [message] = handler.messages
+    assert message["To"] == "ada@example.org"
+    subject = str(make_header(decode_header(message["Subject"])))
+    assert subject == "Ein Platz ist frei für Sie: lobby"
+    text, html = (p.get_payload(decode=True).decode() for p in message.get_payload())
+    assert "Meinen Platz nehmen" in html
+    link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
+    claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock())
+    assert (claim.room, claim.entry, claim.kind) == (ROOM, waiter.token, "offered")
+    assert claim.expires == pytest.approx(clock() + 60, abs=1)
+    with pytest.raises(ClaimRefused):
+        verify_claim(SECRET, link.rsplit("/", 1)[1], clock() + 61)
