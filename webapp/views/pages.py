@@ -37,9 +37,11 @@ from webapp.domain.rooms import (
     clean_display_name,
     public_id,
 )
-from webapp.i18n import _, ngettext
+from webapp.domain.waitlist import normalise_email
+from webapp.i18n import _, current_language, ngettext
 from webapp.realtime import room_state
 from webapp.views import lobby, rooms, visits
+from webapp.views.api import MAX_EMAIL
 from webapp.views.refusals import explain
 
 bp = Blueprint("pages", __name__)
@@ -291,6 +293,35 @@ def leave(room: str) -> ResponseReturnValue:
             visits().end(room, token)
     flash(_("You left %(room)s. Your place has been given up.", room=room), "info")
     return redirect(url_for(".home")), 303
+
+
+@bp.post("/rooms/<room>/email")
+def email(room: str) -> ResponseReturnValue:
+    """The waiting page's "email me when it is my turn": sets (or, with ``remove``, drops)
+    the email the engine tells when a seat is offered to this visitor's place."""
+    token = tickets().get(room)
+    back = redirect(url_for(".line", room=room, t=public_id(token) if token else None)), 303
+    if token is None:
+        return back
+    emails = dict(session.get("emails", {}))
+    address = ""
+    if "remove" not in request.form:
+        try:
+            address = normalise_email(request.form.get("email", "")[:MAX_EMAIL]).address
+        except InvalidInput as error:
+            flash(explain(error), "error")
+            return back
+    if not rooms().set_email(room, token, address, current_language()):
+        flash(_("Your place is no longer waiting, so nothing was changed."), "error")
+        return back
+    if address:
+        emails[room] = address
+        flash(_("We will email %(email)s when it is your turn.", email=address), "info")
+    else:
+        emails.pop(room, None)
+        flash(_("No email will be sent."), "info")
+    session["emails"] = emails
+    return back
 
 
 def remember_shown(room: str, standing: Standing) -> None:
