@@ -242,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", help="cProfile this operation (its label) and print the top")
     parser.add_argument("--sort", default="cumulative", help="the profile's order")
     parser.add_argument("--top", type=int, default=45, help="lines of the profile")
+    parser.add_argument("--callers", help="also print who calls the functions matching this")
+    parser.add_argument("--callees", help="also print what the functions matching this call")
     args = parser.parse_args(argv)
 
     def work(stack: contextlib.ExitStack) -> None:
@@ -278,7 +280,12 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(args.calls):
                 op(i)
             profiler.disable()
-            pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.top)
+            stats = pstats.Stats(profiler).sort_stats(args.sort)
+            stats.print_stats(args.top)
+            if args.callers:
+                stats.print_callers(args.callers)
+            if args.callees:
+                stats.print_callees(args.callees)
 
     return run_bounded(600, work)
 
