@@ -53,6 +53,10 @@ class PanelSessionInterface(SecureCookieSessionInterface):
         self.admins = admins
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        if "HTTP_COOKIE" not in request.environ and app.secret_key:
+            # No cookie at all (a JSON API client, a first visit): an empty session,
+            # without parsing cookies or building the base class's signing serializer.
+            return self.session_class()
         token = request.cookies.get(COOKIE) if in_panel(request.path) else None
         if token:
             try:
@@ -63,9 +67,7 @@ class PanelSessionInterface(SecureCookieSessionInterface):
             if found is not None:
                 return found
         if app.config["SESSION_COOKIE_NAME"] not in request.cookies and app.secret_key:
-            # No cookie (a JSON API client, a first visit): an empty session, without
-            # building the signing serializer the base class makes on every request.
-            return self.session_class()
+            return self.session_class()  # only other cookies: as above
         return super().open_session(app, request)
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:

@@ -1,5 +1,5 @@
-"""Prometheus metrics (docs/operations.md, "Metrics"). No Flask here: the blueprint and
-the request hooks are in ``webapp/views/metrics.py``.
+"""Prometheus metrics (docs/operations.md, "Metrics"). No Flask here: the blueprint is
+in ``webapp/views/metrics.py``; ``TimedRequests`` times every request at the WSGI layer.
 
 ``RoomCollector`` reads every room's figures from Redis at scrape time, so whichever
 worker answers a scrape reports the same truth. The request figures live in each
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple, TypeVar
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, values
 from prometheus_client.exposition import choose_encoder
@@ -27,6 +28,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from webapp.domain.rooms import GONE_REASONS, WaitingRooms
 from webapp.domain.settings import STATUSES
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Metric)
@@ -162,10 +166,17 @@ class Metrics:
             self.registry.register(self.handshakes)
         # Once, on the scrape registry: it reads Redis, which every worker shares.
         self.registry.register(RoomCollector(rooms))
+        self._timers: dict[tuple[str, str, str], Any] = {}  # labels -> their histogram
 
-    def observe(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+    def observe(self, endpoint: str, method: str, status: str, seconds: float) -> None:
+        """``status``: the response's status line ("200 OK")."""
         method = method if method in METHODS else "other"  # label values stay bounded
-        self.latency.labels(endpoint, method, f"{status // 100}xx").observe(seconds)
+        labels = (endpoint, method, status[:1])
+        timer = self._timers.get(labels)
+        if timer is None:
+            timer = self.latency.labels(endpoint, method, f"{status[:1]}xx")
+            self._timers[labels] = timer
+        timer.observe(seconds)
 
     def handshake(self) -> None:
         self.handshakes.inc()
@@ -174,6 +185,42 @@ class Metrics:
         """The scrape's body and content type (OpenMetrics when the scraper asks for it)."""
         encoder, content_type = choose_encoder(accept)
         return encoder(self.registry), content_type
+
+
+class TimedRequests:
+    """WSGI middleware: times each request under its Flask endpoint ("unmatched" when no
+    route matched: never the raw path), method and status class, and counts websocket
+    handshakes instead of timing them (a socket's request lasts for hours).
+
+    At the WSGI layer rather than in request hooks: a check-in is polled thousands of
+    times a second, and two hooks with their context lookups cost several times the
+    histogram itself (docs/performance.md). The time is until the app returns its
+    response, as a hook would have seen it; the endpoint is read from the request Flask
+    keeps in the environ while it answers."""
+
+    def __init__(self, app: WSGIApplication, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("HTTP_UPGRADE", "").lower() == "websocket":
+            self.metrics.handshake()
+            return self.app(environ, start_response)
+        started = time.perf_counter()
+        status = endpoint = ""
+
+        def remember(line: str, headers: Any, exc_info: Any = None) -> Any:
+            nonlocal status, endpoint
+            # Still inside the request: Flask drops its request from the environ after
+            rule = getattr(environ.get("werkzeug.request"), "url_rule", None)
+            status, endpoint = line, rule.endpoint if rule is not None else "unmatched"
+            return start_response(line, headers, exc_info)
+
+        body = self.app(environ, remember)
+        if status:
+            method = environ.get("REQUEST_METHOD", "")
+            self.metrics.observe(endpoint, method, status, time.perf_counter() - started)
+        return body
 
 
 def multiprocess() -> bool:

@@ -11,10 +11,10 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, current_app, render_template, request
+from flask import Blueprint, Flask, current_app, render_template, request
 from flask.globals import request_ctx
 from flask.typing import ResponseReturnValue
 from flask_limiter import Limiter, RateLimitExceeded
@@ -22,6 +22,9 @@ from flask_limiter.util import get_remote_address
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from webapp.i18n import _
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 log = logging.getLogger(__name__)
 csrf = CSRFProtect()
@@ -54,6 +57,14 @@ HEADERS = {
     "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+# A JSON reply is never a document: nothing in it may load, frame or be framed (the
+# OWASP REST cheat sheet's set); the policies about documents (referrer, permissions,
+# opener) have nothing to apply to.
+DATA_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
 
 
 def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
@@ -81,17 +92,10 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
         # ran (it made the limiter's request context): skip them elsewhere.
         for table in (app.after_request_funcs, app.teardown_request_funcs):
             table[None] = [_when_limited(hook) for hook in table.get(None, [])]
-    headers = dict(HEADERS)
+    page, data = dict(HEADERS), dict(DATA_HEADERS)
     if app.config["SESSION_COOKIE_SECURE"]:
-        headers["Strict-Transport-Security"] = HSTS
-    # (lower-case name, name, value): a view's own header of the same name wins
-    wanted = [(name.lower(), name, value) for name, value in headers.items()]
-
-    @app.after_request
-    def security_headers(response: Response) -> Response:
-        present = {name.lower() for name, _ in response.headers}
-        response.headers.extend([(n, v) for low, n, v in wanted if low not in present])
-        return response
+        page["Strict-Transport-Security"] = data["Strict-Transport-Security"] = HSTS
+    app.wsgi_app = SecurityHeaders(app.wsgi_app, page, data)  # type: ignore[method-assign]
 
     @app.errorhandler(CSRFError)
     def csrf_refused(error: CSRFError) -> ResponseReturnValue:
@@ -100,6 +104,31 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
             "Go back, reload the page and try again."
         )
         return render_template("error.html", status=400, message=message), 400
+
+
+class SecurityHeaders:
+    """WSGI middleware: the security headers on every response, the page set or, for a
+    JSON reply, the data set; a header the app set itself is kept. At the WSGI layer,
+    on the plain header list: as a Flask hook, each header went through werkzeug's
+    checks again on every request (docs/performance.md)."""
+
+    def __init__(self, app: WSGIApplication, page: dict[str, str], data: dict[str, str]) -> None:
+        self.app = app
+        self.page = [(name.lower(), name, value) for name, value in page.items()]
+        self.data = [(name.lower(), name, value) for name, value in data.items()]
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        def with_headers(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            present, wanted = set(), self.page
+            for name, value in headers:
+                low = name.lower()
+                present.add(low)
+                if low == "content-type" and value.startswith("application/json"):
+                    wanted = self.data
+            extra = [(name, value) for low, name, value in wanted if low not in present]
+            return start_response(status, headers + extra, exc_info)
+
+        return self.app(environ, with_headers)
 
 
 def _when_limited(hook: Callable[..., Any]) -> Callable[..., Any]:

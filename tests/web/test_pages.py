@@ -21,8 +21,9 @@ def test_lobby_asks_for_a_name_and_lists_rooms(visitor: Any, make_room: Any) -> 
 
 
 def test_every_response_has_security_headers(visitor: Any) -> None:
-    """Pages, errors and the API all carry the CSP and friends."""
-    for path in ("/", "/rooms/nope", "/api/rooms", "/static/css/app.css"):
+    """Pages, errors and static files carry the CSP and friends; JSON replies the data
+    set: nothing loads, frames or is framed."""
+    for path in ("/", "/rooms/nope", "/static/css/app.css"):
         reply = visitor.get(path)
         reply.close()  # the static file's handle
         headers = reply.headers
@@ -31,6 +32,22 @@ def test_every_response_has_security_headers(visitor: Any) -> None:
         assert headers["X-Frame-Options"] == "DENY"
         assert "Referrer-Policy" in headers and "Permissions-Policy" in headers
     assert "unsafe" not in CONTENT_SECURITY_POLICY
+    for path in ("/api/rooms", "/api/rooms/nope/position/nope"):
+        headers = visitor.get(path).headers
+        assert headers["Content-Type"] == "application/json"
+        assert headers["Content-Security-Policy"] == "default-src 'none'; frame-ancestors 'none'"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["X-Frame-Options"] == "DENY"
+        assert "Permissions-Policy" not in headers  # a document's policy: no document here
+        assert headers.getlist("X-Frame-Options") == ["DENY"]  # once, never twice
+
+
+def test_a_views_own_security_header_is_kept(app: Any) -> None:
+    """A header the app set itself is neither overwritten nor sent twice."""
+    app.add_url_rule("/own", "own", lambda: ("framed", 200, {"X-Frame-Options": "SAMEORIGIN"}))
+    headers = app.test_client().get("/own").headers
+    assert headers.getlist("X-Frame-Options") == ["SAMEORIGIN"]
+    assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY  # the rest added
 
 
 def test_pages_have_no_inline_script_or_style(make_visitor: Any, make_room: Any) -> None:
