@@ -80,7 +80,11 @@ def build(settings: Mapping[str, Any]) -> Services:
     )
     keys = Keys(settings["REDIS_PREFIX"])
     sweep_every = float(settings["SWEEP_INTERVAL"] or 0)
-    rooms = WaitingRooms(client, keys, clock=settings["CLOCK"], sweep_every=sweep_every)
+    # A coalesced check-in may wait for the batch in flight, then for its own
+    bound = 2 * (float(settings["REDIS_SOCKET_TIMEOUT"]) + float(settings["REDIS_CONNECT_TIMEOUT"]))
+    rooms = WaitingRooms(
+        client, keys, clock=settings["CLOCK"], sweep_every=sweep_every, coalesce=bound + 1
+    )
     chats = Chats(client, keys)
     hub = Hub(client, keys)
     relay = RoomRelay(hub, state=lambda room: room_state(rooms, room))

@@ -24,7 +24,14 @@ from hypothesis.stateful import (
     rule,
 )
 
-from webapp.domain.rooms import NotSeated, RoomClosed, TicketGone, TicketNotFound, WaitingRooms
+from webapp.domain.rooms import (
+    NotSeated,
+    RoomClosed,
+    Ticket,
+    TicketGone,
+    TicketNotFound,
+    WaitingRooms,
+)
 from webapp.redis.keys import Keys
 
 ROOM = "model"
@@ -152,6 +159,9 @@ class Model:
         return self.line.index(token) + 1 if token in self.line else 0
 
 
+REFUSALS = {TicketGone: "gone", TicketNotFound: "unknown", NotSeated: "not_seated"}
+
+
 def outcome(call) -> str:
     try:
         call()
@@ -213,6 +223,19 @@ class RoomMachine(RuleBasedStateMachine):
     def check_in(self, token):
         expected = self.model.check_in(token, self.now)
         assert outcome(lambda: self.engine.check_in(ROOM, token)) == expected
+
+    @rule(batch=st.lists(tokens, min_size=1, max_size=5))
+    def check_in_together(self, batch):
+        """Check-ins coalesced into one script call: the same as one after another at
+        the same moment, each with its own answer (a token may come twice)."""
+        expected = [self.model.check_in(token, self.now) for token in batch]
+        answers = self.engine.check_in_many(ROOM, batch)
+        assert [REFUSALS.get(type(a), "ok") for a in answers] == expected
+        for token, answer in zip(batch, answers, strict=True):
+            if isinstance(answer, Ticket):
+                assert answer.token == token
+                assert answer.state == self.model.tickets[token].st
+                assert answer.position == self.model.position(token)
 
     @rule(token=tokens)
     def leave(self, token):

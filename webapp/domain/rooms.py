@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import orjson
 
 from webapp.domain.settings import InvalidSetting, RoomSettings, checked, redis_pairs
+from webapp.redis.coalesce import Coalescer
 from webapp.redis.keys import Keys, RoomKeys
 from webapp.redis.scripts import Scripts
 
@@ -172,16 +173,23 @@ class WaitingRooms:
         clock: Callable[[], float] | None = None,
         batch: int = UPKEEP_BATCH,
         sweep_every: float | None = None,
+        coalesce: float | None = None,
     ) -> None:
         """``sweep_every``: the interval at which a background sweep settles every room,
         or None if none runs. With it the scripts can tell an outage (no script ran for
-        longer) from quiet, and keep that time off every deadline (``room_lib.lua``)."""
+        longer) from quiet, and keep that time off every deadline (``room_lib.lua``).
+        ``coalesce``: check-ins of one room made at once in this process go to Redis
+        together (``webapp/redis/coalesce.py``), each waiting at most this many seconds
+        for its answer; None: each is its own call."""
         self.client = client
         self.keys = keys
         self.scripts = Scripts(client)
         self.clock = clock
         self.batch = batch
         self._every = repr(float(sweep_every)) if sweep_every else ""
+        self._check_ins: Coalescer[str, str, Ticket] | None = None
+        if coalesce is not None:
+            self._check_ins = Coalescer(self.check_in_many, wait=coalesce)
 
     def _now(self) -> str:
         return "" if self.clock is None else repr(self.clock())
@@ -401,7 +409,21 @@ class WaitingRooms:
         return self._ticket(reply, room)
 
     def check_in(self, room: str, token: str) -> Ticket:
-        return self._ticket(self._run("room_checkin", room, token, self.batch), room)
+        if self._check_ins is not None:
+            return self._check_ins(room, token)
+        return self._ticket(self._run("room_checkin", room, self.batch, token)[0], room)
+
+    def check_in_many(self, room: str, tokens: Sequence[str]) -> list[Ticket | RoomError]:
+        """Check-ins of several tickets of one room in one script call, in order: each
+        ticket, or the refusal ``check_in`` would raise for it."""
+        replies = self._run("room_checkin", room, self.batch, *tokens)
+        out: list[Ticket | RoomError] = []
+        for reply in replies:
+            try:
+                out.append(self._ticket(reply, room))
+            except RoomError as refusal:
+                out.append(refusal)
+        return out
 
     def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
         """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""

@@ -1,13 +1,29 @@
 --!include room_lib.lua
--- room_checkin.lua: a ticket checks in (the waiting page's poll, an API client's poll).
+-- room_checkin.lua: tickets of one room check in (the waiting page's poll, an API
+-- client's poll), in the order given: the same as one script per ticket run back to
+-- back at one `now`, in one call (webapp/domain/rooms.py coalesces a process's
+-- concurrent check-ins of a room, so a rush pays the call's cost once per batch).
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token, 4 upkeep batch size
--- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone (state ended, why set)
-local now, token = clock(ARGV[1]), ARGV[3]
-local s, t, refusal, lease = live_ticket(now, ARGV[2], token, tonumber(ARGV[4]))
-if refusal then
-    return refusal
+-- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
+--       4.. the tokens
+-- Reply: one reply() of room_lib.lua per token, in order; code ok | no_room | unknown |
+--   gone (state ended, why set)
+local now = clock(ARGV[1])
+local replies = {}
+local s, lease = live_room(now, ARGV[2], tonumber(ARGV[3]))
+if not s then
+    for i = 4, #ARGV do
+        replies[#replies + 1] = reply('no_room', ARGV[i], nil, nil, now)
+    end
+    return replies
 end
-check_in(token, t, lease, s)
+for i = 4, #ARGV do
+    local token = ARGV[i]
+    local t, refusal = ticket_in(s, now, lease, token)
+    if not refusal then
+        check_in(token, t, lease, s)
+    end
+    replies[#replies + 1] = refusal or reply('ok', token, t, s, now)
+end
 touch(now)
-return reply('ok', token, t, s, now)
+return replies

@@ -81,6 +81,9 @@ local function created(key)
     end
 end
 local RENEWED = nil  -- the clock's "renewed", read by lease_clock()
+-- What settle() left behind at its lease: line (seats) true when no overdue waiter
+-- (lapsed seat) is left, so lapse_if_due() need not look
+local DRAINED = nil
 
 local function clock(arg)
     if arg ~= nil and arg ~= '' then
@@ -111,14 +114,22 @@ local function lease_clock(now, every_arg)
     return now - skipped
 end
 
+-- The settings the scripts read (a room's hash also holds its title, description and
+-- other words for people, which no script needs): one HMGET, cheaper than HGETALL on
+-- every check-in. The last ten are a waitlist's (waitlist_lib.lua, load_waitlist).
+local SETTINGS_READ = {'capacity', 'dropout_seconds', 'grace_seconds', 'session_seconds',
+    'max_line_length', 'status', 'admission_mode', 'version', 'notice', 'kind', 'ordering',
+    'referral_boost', 'referral_cap', 'referral_velocity', 'entries_per_address',
+    'admit_every_minutes', 'admit_batch', 'draw_at', 'claim_seconds', 'notify_near'}
+
 local function load_settings()
-    local raw = redis.call('HGETALL', K_SETTINGS)
-    if #raw == 0 then
+    local values = redis.call('HMGET', K_SETTINGS, unpack(SETTINGS_READ))
+    if not values[1] then  -- every room has a capacity: no room
         return nil
     end
     local s = {}
-    for i = 1, #raw, 2 do
-        s[raw[i]] = raw[i + 1]
+    for i, field in ipairs(SETTINGS_READ) do
+        s[field] = values[i] or nil  -- false (absent) becomes nil, as HGETALL left it
     end
     return {
         capacity = tonumber(s.capacity),
@@ -131,7 +142,7 @@ local function load_settings()
         version = tonumber(s.version) or 0,  -- bumped by every change of the settings
         notice = s.notice or '',
         waitlist = s.kind == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
-        raw = s,  -- every field as stored, for the waitlist settings
+        raw = s,  -- the fields read, as stored, for the waitlist settings
     }
 end
 
@@ -441,6 +452,7 @@ local function settle(now, lease, limit, s)
         local t = get_ticket(token)
         end_ticket(token, t, lapse_reason(t), now)
     end
+    DRAINED = {lease = lease, line = #overdue < limit, seats = #lapsed < limit}
     local promoted = promote(now, lease, limit, s)
     local old = redis.call('ZRANGEBYSCORE', K_ENDED, '-inf', '(' .. (now - RETAIN), 'LIMIT', 0, limit)
     if #old > 0 then
@@ -458,14 +470,23 @@ end
 
 -- Ends the ticket now if its own deadline has passed (settle works in bounded batches,
 -- so a caller must not renew a ticket that is already overdue). Returns true if ended.
+-- When this script's settle() ended every overdue one at this lease, none is left to
+-- look for (a waiting ticket is always in K_CHECKIN, a seated one in K_SEATS).
 local function lapse_if_due(token, t, now, lease)
+    local drained = DRAINED and DRAINED.lease == lease
     if t.st == 'waiting' then
+        if drained and DRAINED.line then
+            return false
+        end
         local due = tonumber(redis.call('ZSCORE', K_CHECKIN, token))
         if not due or due < lease then
             end_ticket(token, t, 'dropped', now)
             return true
         end
     elseif t.st == 'offered' or t.st == 'admitted' then
+        if drained and DRAINED.seats then
+            return false
+        end
         local due = tonumber(redis.call('ZSCORE', K_SEATS, token))
         if not due or due < lease then
             end_ticket(token, t, lapse_reason(t), now)
@@ -572,24 +593,44 @@ local function reply(code, token, t, s, now)
         notice, t and t.sc or ''}
 end
 
+-- The start of every script about tickets: the room, its lease clock, its upkeep.
+-- Returns s and lease; or nil when there is no such room.
+local function live_room(now, every_arg, batch)
+    local s = load_settings()
+    if not s then
+        return nil
+    end
+    local lease = lease_clock(now, every_arg)
+    settle(now, lease, batch, s)
+    return s, lease
+end
+
+-- A ticket of a room live_room() opened: t, or t (perhaps nil) and the reply to return
+-- now (unknown, or gone with the reason it ended). The caller calls touch(now) at its
+-- end whatever this returns (the upkeep may have made keys).
+local function ticket_in(s, now, lease, token)
+    local t = get_ticket(token)
+    if not t then
+        return nil, reply('unknown', token, nil, s, now)
+    end
+    if t.st == 'ended' or lapse_if_due(token, t, now, lease) then
+        return t, reply('gone', token, t, s, now)
+    end
+    return t, nil
+end
+
 -- The start of every script about one ticket: the room, its lease clock, its upkeep,
 -- the ticket. Returns s, t, nil, lease for a live ticket; otherwise s, t, and the reply
 -- to return now (no_room, unknown, or gone with the reason it ended).
 local function live_ticket(now, every_arg, token, batch)
-    local s = load_settings()
+    local s, lease = live_room(now, every_arg, batch)
     if not s then
         return nil, nil, reply('no_room', token, nil, nil, now)
     end
-    local lease = lease_clock(now, every_arg)
-    settle(now, lease, batch, s)
-    local t = get_ticket(token)
-    if not t then
-        touch(now)  -- the upkeep may have made keys
-        return s, nil, reply('unknown', token, nil, s, now)
-    end
-    if t.st == 'ended' or lapse_if_due(token, t, now, lease) then
+    local t, refusal = ticket_in(s, now, lease, token)
+    if refusal then
         touch(now)
-        return s, t, reply('gone', token, t, s, now)
+        return s, t, refusal
     end
     return s, t, nil, lease
 end
