@@ -130,6 +130,42 @@ def test_the_lobby_keeps_places_alive_and_reports_ended_ones(
     assert "Your place in hall has ended" not in bob.get("/places").get_data(as_text=True)
 
 
+def script_calls(engine: WaitingRooms) -> int:
+    stats = engine.client.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+def test_the_lobby_runs_one_poll_with_one_check_in_per_place(
+    make_visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """While a place is live only the places' poll runs, and it brings the room cards
+    out of band; the cards' own poll runs only while no place is live."""
+    make_room("other")
+    _, bob, _ = waiting(make_visitor, make_room)
+    lobby = bob.get("/").get_data(as_text=True)
+    assert lobby.count("hx-trigger=") == 1 and 'hx-get="/places"' in lobby
+    engine.client.config_resetstat()
+    update = bob.get("/places", htmx=True).get_data(as_text=True)
+    assert script_calls(engine) == 1  # one check-in for the one place, nothing else
+    assert update.lstrip().startswith('<section id="my-places"')
+    cards = update[update.index('<div id="room-cards"') :]
+    assert cards.startswith('<div id="room-cards" hx-swap-oob="true">')  # no poll of its own
+    assert "other" in cards and "you are number 1 in line" in update
+    # A visitor with no place: the cards poll themselves, and check nobody in
+    ann = make_visitor("Ann")
+    engine.client.config_resetstat()
+    cards = ann.get("/", htmx=True).get_data(as_text=True)
+    assert 'hx-trigger="every 5s"' in cards and "my-places" not in cards
+    assert script_calls(engine) == 0
+    # Bob's cards' poll from a lobby opened before his place: the places take over
+    cards = bob.get("/", htmx=True).get_data(as_text=True)
+    section = cards.lstrip()
+    assert section.startswith('<section id="my-places"')
+    tag = section[: section.index(">")]
+    assert 'hx-swap-oob="true"' in tag and 'hx-get="/places"' in tag
+    assert '<div id="room-cards">' in cards  # the main swap, without its own poll
+
+
 def test_the_room_pages_reload_never_joins_again(
     make_visitor: Any, make_room: Any, engine: WaitingRooms
 ) -> None:

@@ -75,20 +75,17 @@ def is_htmx() -> bool:
 
 @bp.get("/")
 def home() -> ResponseReturnValue:
+    if is_htmx():  # the room cards' own poll, which runs while no place is live
+        if not tickets():
+            return render_template("_room_cards.html", cards=lobby().cards(), mine={})
+        # a place began in another tab: from now on the places' poll updates the lobby
+        return lobby_update(oob_places=True)
     places = my_places()
-    mine: dict[str, Any] = {}
-    for place in places:
-        if place.state in ("turn", "seated"):
-            mine[place.room] = "seated"
-        elif place.standing is not None:
-            mine[place.room] = place.standing.ticket.position
-    if is_htmx():  # the lobby's poll of its cards: the cards alone
-        return render_template("_room_cards.html", cards=lobby().cards(), mine=mine)
     wanted = request.args.get("next", "")
     return render_template(
         "lobby.html",
         cards=lobby().cards(),
-        mine=mine,
+        mine=marks(places),
         places=places,
         places_poll=places_poll(places),
         name=session.get("name", ""),
@@ -98,10 +95,33 @@ def home() -> ResponseReturnValue:
 
 @bp.get("/places")
 def places() -> ResponseReturnValue:
-    """The lobby's poll: checks in for every place of the session (so a visitor on the
-    lobby keeps them) and shows each one's state, ended ones with why."""
+    """The lobby's poll while the visitor has a live place: checks in for every place
+    of the session (so a visitor on the lobby keeps them), shows each one's state (ended
+    ones with why), and brings the room cards along: one poll, one check-in per place."""
+    return lobby_update()
+
+
+def lobby_update(oob_places: bool = False) -> str:
     found = my_places()
-    return render_template("_my_places.html", places=found, places_poll=places_poll(found))
+    return render_template(
+        "_lobby_update.html",
+        cards=lobby().cards(),
+        mine=marks(found),
+        places=found,
+        places_poll=places_poll(found),
+        oob_places=oob_places,
+    )
+
+
+def marks(places: list[Place]) -> dict[str, Any]:
+    """What each room's card says of the visitor: seated, or their place in line."""
+    mine: dict[str, Any] = {}
+    for place in places:
+        if place.state in ("turn", "seated"):
+            mine[place.room] = "seated"
+        elif place.standing is not None:
+            mine[place.room] = place.standing.ticket.position
+    return mine
 
 
 @bp.post("/places/<room>/dismiss")
