@@ -685,7 +685,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, help="rounds (default 5; quick 3)")
     parser.add_argument("--duration", type=float, help="seconds per operation per round")
     parser.add_argument("--clients", type=int, default=4, help="client processes")
-    parser.add_argument("--threads", type=int, default=2, help="connections per client")
+    parser.add_argument(
+        "--threads", type=int, default=12, help="connections per client (48 in all: hey's 50)"
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per server")
     parser.add_argument("--server-threads", type=int, default=32, help="gthread: per worker")
     parser.add_argument(
