@@ -28,10 +28,11 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from webapp.domain.rooms import RoomNotFound, WaitingRooms, public_id
+from webapp.redis.coalesce import Coalescer
 from webapp.redis.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -211,6 +212,9 @@ class RoomRelay:
         self._pending: set[str] = set()
         self._states: dict[str, tuple[float, dict[str, Any]]] = {}  # room -> (read at, frame)
         self._lock = threading.Lock()
+        # A rush of joins: one "changed" per room in flight, those made meanwhile sent
+        # as one after it (each listener rereads the state, so one says it for all)
+        self._changes: Coalescer[str, None, None] = Coalescer(self._announce, lanes=1)
 
     @staticmethod
     def topic(room: str) -> str:
@@ -221,8 +225,13 @@ class RoomRelay:
         self.hub.publish(self.topic(room), frame)
 
     def changed(self, room: str) -> None:
-        """Signals that who holds a seat changed: each process resends the state."""
+        """Signals that who holds a seat changed: each process resends the state. Returns
+        once a signal sent after the call began is out."""
+        self._changes(room, None)
+
+    def _announce(self, room: str, calls: Sequence[None]) -> list[None]:
         self.hub.publish(self.topic(room), {"type": self.CHANGED})
+        return [None] * len(calls)
 
     def attach(self, sock: Socket) -> None:
         self._sockets.add(sock.room, sock)

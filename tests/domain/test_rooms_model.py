@@ -224,6 +224,31 @@ class RoomMachine(RuleBasedStateMachine):
         expected = self.model.check_in(token, self.now)
         assert outcome(lambda: self.engine.check_in(ROOM, token)) == expected
 
+    @rule(
+        target=tokens,
+        identities=st.lists(st.sampled_from(["", "", "v1", "v2", "v3"]), min_size=1, max_size=5),
+    )
+    def join_together(self, identities):
+        """Joins coalesced into one script call: the same as one after another at the
+        same moment (an identity may come twice: the second gets the first's ticket)."""
+        self.made = getattr(self, "made", 0) + len(identities)
+        joiners = [
+            (f"batch-{self.made}-{n}", identity, "", "", "", "", "")
+            for n, identity in enumerate(identities)
+        ]
+        answers = self.engine.join_many(ROOM, joiners)
+        held = []
+        for (token, identity, *_), answer in zip(joiners, answers, strict=True):
+            expected = self.model.join(token, identity, self.now)
+            if expected is None:
+                assert isinstance(answer, RoomClosed)
+                continue
+            assert isinstance(answer, Ticket) and answer.token == expected
+            assert answer.state == self.model.tickets[expected].st
+            assert answer.position == self.model.position(expected)
+            held.append(expected)
+        return multiple(*held)
+
     @rule(batch=st.lists(tokens, min_size=1, max_size=5))
     def check_in_together(self, batch):
         """Check-ins coalesced into one script call: the same as one after another at

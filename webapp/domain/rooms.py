@@ -163,6 +163,11 @@ class Participant(NamedTuple):
     since: float
 
 
+# A joiner's arguments to room_join.lua: token, identity, name, most ahead, settings
+# version, email, language
+Joiner = tuple[str, str, str, str, str, str, str]
+
+
 class WaitingRooms:
     """The engine for every room. Thread-safe: share one per process."""
 
@@ -178,9 +183,9 @@ class WaitingRooms:
         """``sweep_every``: the interval at which a background sweep settles every room,
         or None if none runs. With it the scripts can tell an outage (no script ran for
         longer) from quiet, and keep that time off every deadline (``room_lib.lua``).
-        ``coalesce``: check-ins of one room made at once in this process go to Redis
-        together (``webapp/redis/coalesce.py``), each waiting at most this many seconds
-        for its answer; None: each is its own call."""
+        ``coalesce``: joins, check-ins and predictions of one room made at once in this
+        process go to Redis together (``webapp/redis/coalesce.py``), each waiting at most
+        this many seconds for its answer; None: each is its own call."""
         self.client = client
         self.keys = keys
         self.scripts = Scripts(client)
@@ -188,8 +193,12 @@ class WaitingRooms:
         self.batch = batch
         self._every = repr(float(sweep_every)) if sweep_every else ""
         self._check_ins: Coalescer[str, str, Ticket] | None = None
+        self._joins: Coalescer[str, Joiner, Ticket] | None = None
+        self._predictions: Coalescer[str, tuple[str, str], int] | None = None
         if coalesce is not None:
             self._check_ins = Coalescer(self.check_in_many, wait=coalesce)
+            self._joins = Coalescer(self.join_many, wait=coalesce)
+            self._predictions = Coalescer(self.predict_many, wait=coalesce)
 
     def _now(self) -> str:
         return "" if self.clock is None else repr(self.clock())
@@ -394,36 +403,42 @@ class WaitingRooms:
         ``email`` (normalised by the caller) and ``lang``: told by the outbox (an email)
         when a seat is offered to this ticket.
         """
-        reply = self._run(
-            "room_join",
-            room,
+        joiner = (
             secrets.token_urlsafe(18),
             identity,
             name,
-            "" if max_ahead is None else max_ahead,
-            self.batch,
-            "" if version is None else version,
+            "" if max_ahead is None else str(max_ahead),
+            "" if version is None else str(version),
             email,
             lang if email else "",
         )
-        return self._ticket(reply, room)
+        if self._joins is not None:
+            return self._joins(room, joiner)
+        return self._ticket(self._run("room_join", room, self.batch, *joiner)[0], room)
+
+    def join_many(self, room: str, joiners: Sequence[Joiner]) -> list[Ticket | Exception]:
+        """Joins of several visitors of one room in one script call, in order: each
+        ticket, or the refusal ``join`` would raise for it."""
+        replies = self._run("room_join", room, self.batch, *(a for j in joiners for a in j))
+        return [self._outcome(reply, room) for reply in replies]
 
     def check_in(self, room: str, token: str) -> Ticket:
         if self._check_ins is not None:
             return self._check_ins(room, token)
         return self._ticket(self._run("room_checkin", room, self.batch, token)[0], room)
 
-    def check_in_many(self, room: str, tokens: Sequence[str]) -> list[Ticket | RoomError]:
+    def check_in_many(self, room: str, tokens: Sequence[str]) -> list[Ticket | Exception]:
         """Check-ins of several tickets of one room in one script call, in order: each
         ticket, or the refusal ``check_in`` would raise for it."""
         replies = self._run("room_checkin", room, self.batch, *tokens)
-        out: list[Ticket | RoomError] = []
-        for reply in replies:
-            try:
-                out.append(self._ticket(reply, room))
-            except RoomError as refusal:
-                out.append(refusal)
-        return out
+        return [self._outcome(reply, room) for reply in replies]
+
+    def _outcome(self, reply: list[Any], room: str) -> Ticket | Exception:
+        """A reply of a batch: the ticket, or what ``_ticket`` raises for it."""
+        try:
+            return self._ticket(reply, room)
+        except (RoomError, SettingsChanged) as refusal:
+            return refusal
 
     def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
         """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""
@@ -475,11 +490,21 @@ class WaitingRooms:
 
     def predict(self, room: str, token: str, wait: float, low: float, high: float) -> None:
         """Keeps the wait shown to a ticket at its join, to score it at its admission."""
+        prediction = (token, f"{wait:.1f},{low:.1f},{high:.1f}")
+        if self._predictions is not None:
+            self._predictions(room, prediction)
+        else:
+            self.predict_many(room, [prediction])
+
+    def predict_many(self, room: str, predictions: Sequence[tuple[str, str]]) -> list[int]:
+        """Several ``predict`` of one room in one script call: (token, "wait,low,high")
+        each; 1 for each kept, 0 for a ticket that no longer waits."""
         keys = self.keys.room(room)
-        figures = f"{wait:.1f},{low:.1f},{high:.1f}"
-        self.scripts["room_predict"](
-            keys=[keys.line, keys.predictions], args=[token, figures, IDLE_TTL]
+        pairs = [part for prediction in predictions for part in prediction]
+        kept = self.scripts["room_predict"](
+            keys=[keys.line, keys.predictions], args=[IDLE_TTL, *pairs]
         )
+        return [int(k) for k in kept]
 
     def presence(self, room: str, token: str, op: str, hold: float = 0) -> Ticket:
         """A live connection of a seated ticket: op is open, beat or close."""
