@@ -9,7 +9,9 @@ prints how the rooms and their calls spread over the primaries; N rooms on K pri
 can take K times one core's figure when they spread evenly. On a 2-core machine the
 three primaries and the clients share two cores, so the cluster's total req/s is not
 three times the single server's here: the per-core figure and the spread are what
-carry over to a machine with a core per primary.
+carry over to a machine with a core per primary. One room is run again with
+``--per-call`` check-ins per script call, as the app's coalescer sends them under load
+(webapp/redis/coalesce.py): the call's fixed cost is then shared.
 
     .venv/bin/python bench/room_ceiling.py [--seconds 5] [--rooms 30]
 """
@@ -82,8 +84,9 @@ def fill(url: str, rooms: list[str], per_room: int) -> dict[str, list[str]]:
     return tokens
 
 
-def drive(url: str, tokens: dict[str, list[str]], seconds: float, out: Any) -> None:
-    """Pipelined check-ins over every room, in turn, for ``seconds``; puts the count. On
+def drive(url: str, tokens: dict[str, list[str]], seconds: float, per_call: int, out: Any) -> None:
+    """Pipelined check-ins over every room, in turn, for ``seconds``, ``per_call`` tokens
+    per script call (as the app's coalescer sends them under load); puts the count. On
     a cluster, each room's calls go straight to the primary holding its slot (redis-py's
     cluster pipeline refuses scripts), each node with its own pipeline."""
     client = connect(url)
@@ -98,7 +101,10 @@ def drive(url: str, tokens: dict[str, list[str]], seconds: float, out: Any) -> N
         else:
             kwargs = client.connection_pool.connection_kwargs
             where = (kwargs["host"], int(kwargs["port"]))
-        by_node.setdefault(where, []).extend((keys, ["", "", token, 200]) for token in each)
+        calls = [
+            (keys, ["", "", 200, *each[i : i + per_call]]) for i in range(0, len(each), per_call)
+        ]
+        by_node.setdefault(where, []).extend(calls)
     nodes = []
     for (host, port), calls in by_node.items():
         direct = redis.Redis(host=host, port=port)
@@ -116,7 +122,7 @@ def drive(url: str, tokens: dict[str, list[str]], seconds: float, out: Any) -> N
         for pipe in pipes:
             pipe.execute()
         i += BATCH
-        done += BATCH * len(nodes)
+        done += BATCH * len(nodes) * per_call
     out.put(done)
 
 
@@ -136,7 +142,14 @@ def calls_by_node(ports: list[int]) -> list[int]:
     return counts
 
 
-def run(label: str, url: str, ports: list[int], rooms: list[str], args: argparse.Namespace) -> None:
+def run(
+    label: str,
+    url: str,
+    ports: list[int],
+    rooms: list[str],
+    args: argparse.Namespace,
+    per_call: int = 1,
+) -> None:
     tokens = fill(url, rooms, args.per_room)
     for port in ports:
         redis.Redis(host=HOST, port=port).config_resetstat()
@@ -145,7 +158,7 @@ def run(label: str, url: str, ports: list[int], rooms: list[str], args: argparse
     before = cpu(ports)
     began = time.monotonic()
     workers = [
-        context.Process(target=drive, args=(url, tokens, args.seconds, queue))
+        context.Process(target=drive, args=(url, tokens, args.seconds, per_call, queue))
         for _ in range(args.clients)
     ]
     for w in workers:
@@ -177,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms", type=int, default=30, help="rooms spread over the cluster")
     parser.add_argument("--per-room", type=int, default=200, help="tickets waiting per room")
     parser.add_argument("--clients", type=int, default=2, help="client processes")
+    parser.add_argument(
+        "--per-call", type=int, default=8, help="check-ins per script call, coalesced run"
+    )
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="wr-bench-ceiling-"))
@@ -184,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         port, _ = start_redis(stack, workdir)
         single = f"redis://{HOST}:{port}/0"
         run("one server, one room", single, [port], ["ceiling"], args)
+        run(
+            f"one server, one room, {args.per_call} check-ins per call (coalesced)",
+            single,
+            [port],
+            ["ceiling"],
+            args,
+            args.per_call,
+        )
         rooms = [f"spread-{n}" for n in range(args.rooms)]
         run("one server, many rooms", single, [port], rooms, args)
         cluster_dir = workdir / "cluster"
