@@ -80,14 +80,10 @@ def home() -> ResponseReturnValue:
             return render_template("_room_cards.html", cards=lobby().cards(), mine={})
         # a place began in another tab: from now on the places' poll updates the lobby
         return lobby_update(oob_places=True)
-    places = my_places()
     wanted = request.args.get("next", "")
     return render_template(
         "lobby.html",
-        cards=lobby().cards(),
-        mine=marks(places),
-        places=places,
-        places_poll=places_poll(places),
+        **lobby_parts(),
         name=session.get("name", ""),
         next=wanted if NEXT_PATH.fullmatch(wanted) else "",
     )
@@ -102,15 +98,19 @@ def places() -> ResponseReturnValue:
 
 
 def lobby_update(oob_places: bool = False) -> str:
+    return render_template("_lobby_update.html", **lobby_parts(), oob_places=oob_places)
+
+
+def lobby_parts() -> dict[str, Any]:
+    """The lobby's live parts (its page and its updates): the room cards with what
+    each says of the visitor, and the visitor's places (checked in) with their poll."""
     found = my_places()
-    return render_template(
-        "_lobby_update.html",
-        cards=lobby().cards(),
-        mine=marks(found),
-        places=found,
-        places_poll=places_poll(found),
-        oob_places=oob_places,
-    )
+    return {
+        "cards": lobby().cards(),
+        "mine": marks(found),
+        "places": found,
+        "places_poll": places_poll(found),
+    }
 
 
 def marks(places: list[Place]) -> dict[str, Any]:
