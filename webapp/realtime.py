@@ -16,7 +16,9 @@ not block for long (a socket send of a small frame is fine).
 ``RoomRelay`` sits on top: it subscribes once per room that has sockets in this
 process, forwards every frame published on ``room:<room>`` to them, and answers the
 signal ``{"type": "room.changed"}`` with one fresh state frame per room (coalesced: at
-most one every ``min_gap`` seconds, however many seats change in a burst). It keeps the
+most one every ``min_gap`` seconds, however many seats change in a burst). The signal is
+throttled where it starts too: a rush of joins in one process sends a few a second, not
+one a join. It keeps the
 latest state it read of each room with local sockets, so the sockets' periodic
 refreshes share one read (``recent_state``) instead of each reading the whole room:
 with a thousand seated, one read is a thousand ticket records.
@@ -28,11 +30,10 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from webapp.domain.rooms import RoomNotFound, WaitingRooms, public_id
-from webapp.redis.coalesce import Coalescer
 from webapp.redis.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -203,18 +204,19 @@ class RoomRelay:
         hub: Hub,
         state: Callable[[str], dict[str, Any]],
         min_gap: float = 0.5,
+        signal_gap: float = 0.1,
     ) -> None:
         self.hub = hub
         self.state = state  # room -> the frame that shows it (one Redis read)
         self.min_gap = min_gap
+        self.signal_gap = signal_gap
         self._sockets: Fanout[Socket] = Fanout(hub, self.topic, self._heard)
         self._sent: dict[str, float] = {}
         self._pending: set[str] = set()
         self._states: dict[str, tuple[float, dict[str, Any]]] = {}  # room -> (read at, frame)
         self._lock = threading.Lock()
-        # A rush of joins: one "changed" per room in flight, those made meanwhile sent
-        # as one after it (each listener rereads the state, so one says it for all)
-        self._changes: Coalescer[str, None, None] = Coalescer(self._announce, lanes=1)
+        self._signalled: dict[str, float] = {}  # room -> when this process last signalled
+        self._trailing: set[str] = set()  # rooms with a signal due at the end of the gap
 
     @staticmethod
     def topic(room: str) -> str:
@@ -225,13 +227,41 @@ class RoomRelay:
         self.hub.publish(self.topic(room), frame)
 
     def changed(self, room: str) -> None:
-        """Signals that who holds a seat changed: each process resends the state. Returns
-        once a signal sent after the call began is out."""
-        self._changes(room, None)
+        """Signals that who holds a seat changed: each process resends the state. The
+        first change in ``signal_gap`` seconds is signalled before this returns; those
+        that follow in the gap share one signal sent at its end (each listener rereads
+        the state, so one signal says it for all)."""
+        now = time.monotonic()
+        with self._lock:
+            if room in self._trailing:
+                return  # the signal due at the end of the gap will cover this change
+            wait = self._signalled.get(room, -self.signal_gap) + self.signal_gap - now
+            if wait > 0:
+                self._trailing.add(room)
+            else:
+                if len(self._signalled) >= 1024:  # rooms long quiet: forget them
+                    quiet = [r for r, at in self._signalled.items() if now - at > self.signal_gap]
+                    for r in quiet:
+                        del self._signalled[r]
+                self._signalled[room] = now
+        if wait <= 0:
+            self._signal(room)
+            return
+        timer = threading.Timer(wait, self._signal_trailing, args=(room,))
+        timer.daemon = True
+        timer.start()
 
-    def _announce(self, room: str, calls: Sequence[None]) -> list[None]:
+    def _signal_trailing(self, room: str) -> None:
+        with self._lock:
+            self._trailing.discard(room)
+            self._signalled[room] = time.monotonic()
+        try:
+            self._signal(room)
+        except Exception:  # nobody waits for this one: the next change signals again
+            log.exception("room change of %s could not be signalled", room)
+
+    def _signal(self, room: str) -> None:
         self.hub.publish(self.topic(room), {"type": self.CHANGED})
-        return [None] * len(calls)
 
     def attach(self, sock: Socket) -> None:
         self._sockets.add(sock.room, sock)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -103,3 +104,26 @@ def test_relay_forwards_frames_and_coalesces_changes(hubs: tuple[Hub, Hub]) -> N
     relay.detach(here)
     relay.detach(there)
     assert first.subscribers("room:a") == 0 and first.subscribers("room:b") == 1
+
+
+def test_a_rush_of_changes_sends_one_signal_now_and_one_at_the_end_of_the_gap(
+    hubs: tuple[Hub, Hub],
+) -> None:
+    """The first change is signalled before changed() returns; the rest of the burst
+    shares one trailing signal, sent after the gap (so it follows every change made)."""
+    first, second = hubs
+    signals: queue.Queue[float] = queue.Queue()
+    second.subscribe("room:a", lambda m: signals.put(time.monotonic()))
+    assert second.wait_ready()
+    relay = RoomRelay(first, lambda room: {}, signal_gap=1.0)
+    began = time.monotonic()
+    for _ in range(50):
+        relay.changed("a")
+    burst = time.monotonic() - began
+    assert signals.get(timeout=5) - began < 1.0  # the first, at once
+    assert signals.get(timeout=5) - began >= 1.0  # the trailing one, after the gap
+    with pytest.raises(queue.Empty):
+        signals.get(timeout=1.5)
+    assert burst < 1.0  # (all fifty fell in one gap, as the counts assume)
+    relay.changed("a")  # a quiet room again: signalled at once
+    assert signals.get(timeout=5) - began >= 2.0
