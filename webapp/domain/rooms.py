@@ -521,11 +521,30 @@ class WaitingRooms:
         return total
 
     def stats(self, room: str) -> dict[str, float]:
-        raw = self.client.hgetall(self.keys.room(room).stats)
-        return {k: float(v) for k, v in _texts(raw).items()}
+        """The room's statistics: counters as stored, and each event's decayed figures
+        (one field "n s q t" in Redis, room_lib.lua's record) as "<event>:n|s|q|t"."""
+        stats: dict[str, float] = {}
+        for field, value in _texts(self.client.hgetall(self.keys.room(room).stats)).items():
+            figures = value.split(" ")
+            if len(figures) == 1:
+                stats[field] = float(value)
+            else:
+                stats.update(zip(_FIGURES[field], map(float, figures), strict=True))
+        return stats
 
     def room_keys(self, room: str) -> RoomKeys:
         return self.keys.room(room)
+
+
+class _FigureNames(dict[str, tuple[str, ...]]):
+    """event -> the names of its four figures, "<event>:n|s|q|t" (built once each)."""
+
+    def __missing__(self, event: str) -> tuple[str, ...]:
+        names = self[event] = tuple(f"{event}:{figure}" for figure in "nsqt")
+        return names
+
+
+_FIGURES = _FigureNames()
 
 
 @lru_cache(maxsize=4096)

@@ -38,7 +38,7 @@ end
 if s.waitlist then
     ACTOR = ARGV[6]
     use_waitlist_keys(18)
-    local w = load_waitlist(s)
+    local w = load_waitlist()
     if w.ordering == 'lottery' and w.state ~= 'drawn' then
         return {'not_drawn', '[]', '0'}
     end

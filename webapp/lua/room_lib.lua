@@ -13,7 +13,8 @@
 --                        em, lg: the email told when a seat is offered, its language}
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
---   9 stats       hash   time-decayed statistics: "<event>:n|s|q|t"
+--   9 stats       hash   time-decayed statistics: "<event>" = "n s q t" (record()), and
+--                        counters: "count:<what>", "waits:*", "line:admitted", "free:from"
 --  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds);
 --                        renewed (when every key's TTL was last renewed, see touch())
 --  11 audit       stream admin actions and admissions: kind, who, code, name, detail
@@ -114,35 +115,28 @@ local function lease_clock(now, every_arg)
     return now - skipped
 end
 
--- The settings the scripts read (a room's hash also holds its title, description and
--- other words for people, which no script needs): one HMGET, cheaper than HGETALL on
--- every check-in. The last ten are a waitlist's (waitlist_lib.lua, load_waitlist).
-local SETTINGS_READ = {'capacity', 'dropout_seconds', 'grace_seconds', 'session_seconds',
-    'max_line_length', 'status', 'admission_mode', 'version', 'notice', 'kind', 'ordering',
-    'referral_boost', 'referral_cap', 'referral_velocity', 'entries_per_address',
-    'admit_every_minutes', 'admit_batch', 'draw_at', 'claim_seconds', 'notify_near'}
-
+-- The settings the room scripts read (a room's hash also holds its title, description
+-- and other words for people, which no script needs, and a waitlist's own settings,
+-- which waitlist_lib.lua reads): one HMGET of ten fields, cheaper than HGETALL (or
+-- more fields) on every check-in.
 local function load_settings()
-    local values = redis.call('HMGET', K_SETTINGS, unpack(SETTINGS_READ))
-    if not values[1] then  -- every room has a capacity: no room
+    local v = redis.call('HMGET', K_SETTINGS, 'capacity', 'dropout_seconds', 'grace_seconds',
+        'session_seconds', 'max_line_length', 'status', 'admission_mode', 'version', 'notice',
+        'kind')
+    if not v[1] then  -- every room has a capacity: no room
         return nil
     end
-    local s = {}
-    for i, field in ipairs(SETTINGS_READ) do
-        s[field] = values[i] or nil  -- false (absent) becomes nil, as HGETALL left it
-    end
     return {
-        capacity = tonumber(s.capacity),
-        dropout = tonumber(s.dropout_seconds),
-        grace = tonumber(s.grace_seconds),
-        session = tonumber(s.session_seconds),
-        max_line = tonumber(s.max_line_length),  -- nil when unset ('')
-        status = s.status,
-        manual = s.admission_mode == 'manual',  -- nobody is seated but by an admin
-        version = tonumber(s.version) or 0,  -- bumped by every change of the settings
-        notice = s.notice or '',
-        waitlist = s.kind == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
-        raw = s,  -- the fields read, as stored, for the waitlist settings
+        capacity = tonumber(v[1]),
+        dropout = tonumber(v[2]),
+        grace = tonumber(v[3]),
+        session = tonumber(v[4]),
+        max_line = tonumber(v[5]),  -- nil when unset ('') or absent
+        status = v[6] or nil,
+        manual = v[7] == 'manual',  -- nobody is seated but by an admin
+        version = tonumber(v[8]) or 0,  -- bumped by every change of the settings
+        notice = v[9] or '',
+        waitlist = v[10] == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
     }
 end
 
@@ -158,45 +152,52 @@ local function put_ticket(token, t)
     redis.call('HSET', K_TICKETS, token, cjson.encode(t))
 end
 
--- Time-decayed count, sum and sum of squares of one kind of event `ev`, in fields
--- "<ev>:n|s|q", and "<ev>:t" the time of the last event of that kind. The weight of an
+-- Time-decayed count, sum and sum of squares of one kind of event `ev`, and the time of
+-- the last event of that kind, kept in one field "<ev>" as "n s q t" (one field rather
+-- than four: the hash holds fewer, so every read and write of it is cheaper;
+-- WaitingRooms.stats() reads them back as "<ev>:n|s|q|t"). The weight of an
 -- observation made d seconds ago is exp(-d / tau). Events that measure how fast seats
 -- free up (COPIED) are also kept as "<ev>.long", forgetting with TAU_LONG (more samples
 -- while the pace holds), and as "<ev>.short", forgetting with TAU_SHORT (a change shows
 -- within minutes, to be told from noise against the other two); the rest forget with
 -- TAU, so the figures follow a change of pace within minutes. One HMGET and one HSET
 -- for all copies. `value`: a number, nil (a count only), or a function of the time of
--- the last event of kind `ev` (nil: none) giving the value, or false: then only
--- "<ev>:t" is set. Returns that time of the last event.
+-- the last event of kind `ev` (nil: none) giving the value, or false: then only its
+-- time is set. Returns that time of the last event.
+local FIGURES = '%.14g %.14g %.14g %.14g'  -- (the precision of tostring)
+local ONE_TAU, COPY_TAUS = {TAU}, {TAU, TAU_SHORT, TAU_LONG}
+
 local function record(ev, now, value, weight)
-    local names, taus = {ev}, {TAU}
+    local names, taus = {ev}, ONE_TAU
     if COPIED[ev] then
-        names, taus = {ev, ev .. '.short', ev .. '.long'}, {TAU, TAU_SHORT, TAU_LONG}
+        names, taus = {ev, ev .. '.short', ev .. '.long'}, COPY_TAUS
     end
-    local fields = {}
-    for _, name in ipairs(names) do
-        fields[#fields + 1] = name .. ':n'
-        fields[#fields + 1] = name .. ':s'
-        fields[#fields + 1] = name .. ':q'
-        fields[#fields + 1] = name .. ':t'
+    local f = redis.call('HMGET', K_STATS, unpack(names))
+    local figures = {}
+    for i, name in ipairs(names) do
+        local n, s, q, last = 0, 0, 0, nil
+        if f[i] then
+            local a, b, c, d = string.match(f[i], '^(%S+) (%S+) (%S+) (%S+)$')
+            n, s, q, last = tonumber(a) or 0, tonumber(b) or 0, tonumber(c) or 0, tonumber(d)
+        else
+            created(K_STATS)  -- perhaps the first statistic of all
+            -- (the four fields each a copy was kept in before: no reader left)
+            redis.call('HDEL', K_STATS, name .. ':n', name .. ':s', name .. ':q', name .. ':t')
+        end
+        figures[i] = {n, s, q, last}
     end
-    local f = redis.call('HMGET', K_STATS, unpack(fields))
-    local main_last = tonumber(f[4])
-    if not main_last then
-        created(K_STATS)  -- perhaps the first statistic of all
-    end
+    local main_last = figures[1][4]
     if type(value) == 'function' then
         value = value(main_last)
     end
     if value == false then
-        redis.call('HSET', K_STATS, ev .. ':t', tostring(now))
+        local m = figures[1]
+        redis.call('HSET', K_STATS, ev, string.format(FIGURES, m[1], m[2], m[3], now))
         return main_last
     end
     local out = {}
     for i, name in ipairs(names) do
-        local b = 4 * (i - 1)
-        local n, s, q, last = tonumber(f[b + 1]) or 0, tonumber(f[b + 2]) or 0,
-            tonumber(f[b + 3]) or 0, tonumber(f[b + 4])
+        local n, s, q, last = unpack(figures[i])
         local w = 1
         if last and now > last then
             w = math.exp(-(now - last) / taus[i])
@@ -206,14 +207,8 @@ local function record(ev, now, value, weight)
             s = s * w + value
             q = q * w + value * value
         end
-        out[#out + 1] = name .. ':n'
-        out[#out + 1] = tostring(n)
-        out[#out + 1] = name .. ':s'
-        out[#out + 1] = tostring(s)
-        out[#out + 1] = name .. ':q'
-        out[#out + 1] = tostring(q)
-        out[#out + 1] = name .. ':t'
-        out[#out + 1] = tostring(math.max(now, last or now))
+        out[#out + 1] = name
+        out[#out + 1] = string.format(FIGURES, n, s, q, math.max(now, last or now))
     end
     redis.call('HSET', K_STATS, unpack(out))
     return main_last

@@ -16,7 +16,7 @@ if not s then
 elseif not s.waitlist then
     return {'not_waitlist', '', '', ''}
 end
-local w = load_waitlist(s)
+local w = load_waitlist()
 local m = redis.call('HMGET', W.meta, 'seed', 'commitment')
 if w.ordering ~= 'lottery' or not m[1] then
     return {'not_lottery', w.state, '', ''}

@@ -22,7 +22,7 @@ end
 if not s.waitlist then
     return entry_reply('not_waitlist', '', nil, s, nil, now)
 end
-local w = load_waitlist(s)
+local w = load_waitlist()
 
 local existing = redis.call('HGET', W.emails, ARGV[5])
 local known = existing and get_entry(existing)

@@ -62,20 +62,23 @@ local DRAWN_BELOW = '(' .. DRAWN                 -- 10 digits: safe to concatena
 local HOUR = 3600
 local LOOP_DEPTH = 64   -- referral links followed looking for a loop (deeper: none found)
 
--- The waitlist's settings (from load_settings' raw fields) and its draw's state.
-local function load_waitlist(s)
-    local raw = s.raw
+-- The waitlist's own settings (the room's hash: fields load_settings does not read) and
+-- its draw's state.
+local function load_waitlist()
+    local v = redis.call('HMGET', K_SETTINGS, 'ordering', 'referral_boost', 'referral_cap',
+        'referral_velocity', 'entries_per_address', 'admit_every_minutes', 'admit_batch',
+        'draw_at', 'claim_seconds', 'notify_near')
     return {
-        ordering = raw.ordering or 'fifo',
-        boost = tonumber(raw.referral_boost) or 100,
-        cap = tonumber(raw.referral_cap) or 500,
-        velocity = tonumber(raw.referral_velocity) or 10,
-        per_address = tonumber(raw.entries_per_address) or 3,
-        every = tonumber(raw.admit_every_minutes),  -- nil: no schedule
-        batch = tonumber(raw.admit_batch) or 100,
-        draw_at = tonumber(raw.draw_at),  -- nil: only an admin draws
-        claim = tonumber(raw.claim_seconds) or 172800,
-        near = tonumber(raw.notify_near),  -- nil: no "nearly in" email
+        ordering = v[1] or 'fifo',
+        boost = tonumber(v[2]) or 100,
+        cap = tonumber(v[3]) or 500,
+        velocity = tonumber(v[4]) or 10,
+        per_address = tonumber(v[5]) or 3,
+        every = tonumber(v[6]),  -- nil: no schedule
+        batch = tonumber(v[7]) or 100,
+        draw_at = tonumber(v[8]),  -- nil: only an admin draws
+        claim = tonumber(v[9]) or 172800,
+        near = tonumber(v[10]),  -- nil: no "nearly in" email
         state = redis.call('HGET', W.meta, 'state') or '',
     }
 end
@@ -379,7 +382,7 @@ local function waitlist_entry(now, id)
     if not s.waitlist then
         return nil, nil, nil, nil, entry_reply('not_waitlist', id, nil, s, nil, now)
     end
-    local w = load_waitlist(s)
+    local w = load_waitlist()
     local e = get_entry(id)
     if not e then
         return nil, nil, nil, nil, entry_reply('unknown', id, nil, s, w, now)

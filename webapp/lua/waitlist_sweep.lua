@@ -27,7 +27,7 @@ local s = load_settings()
 if not s or not s.waitlist then
     return {0, '', 0, 0}
 end
-local w = load_waitlist(s)
+local w = load_waitlist()
 local draw = ''
 local ordered = w.ordering ~= 'lottery' or w.state == 'drawn'
 if w.ordering == 'lottery' then
