@@ -183,3 +183,21 @@ def test_ahead_counts_who_was_let_in_first(rooms, clock):
     stats = rooms.stats("busy")
     assert stats["ahead:n"] == pytest.approx(3.0)
     assert stats["ahead:s"] == pytest.approx(1.0)
+
+
+def test_each_event_is_one_field_and_the_four_it_was_kept_in_before_go(rooms, r, keys, clock):
+    """An event's figures are one field "n s q t" in Redis (read back as <event>:n|s|q|t);
+    a room that still holds an event's four old fields loses them at its next record."""
+    rooms.configure("busy", {"capacity": 1})
+    stats_key = keys.room("busy").stats
+    old = {"arrive:n": 9, "arrive:s": 9, "arrive:q": 9, "arrive:t": 1, "arrive.x:n": 5}
+    r.hset(stats_key, mapping=old)
+    rooms.join("busy")
+    clock.advance(10)
+    rooms.join("busy")
+    fields = r.hgetall(stats_key)
+    assert "arrive:n" not in fields and "arrive:t" not in fields and "arrive.x:n" in fields
+    n, s, q, t = (float(x) for x in fields["arrive"].split())
+    assert (n, s, q) == (1.0, 10.0, 100.0) and t == pytest.approx(clock.now)
+    stats = rooms.stats("busy")
+    assert (stats["arrive:n"], stats["arrive:s"], stats["arrive:t"]) == (1.0, 10.0, t)

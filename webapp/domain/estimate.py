@@ -24,7 +24,7 @@ wait.
 
 The statistics are the time-decayed counters that ``room_lib.lua`` keeps per event kind:
 ``<event>:n`` (weight of observations), ``:s`` (weighted sum of values), ``:q`` (weighted
-sum of squares) and ``:t`` (time of the last one).
+sum of squares) and ``:t`` (time of the last one), as ``WaitingRooms.stats`` reads them.
 """
 
 from __future__ import annotations
