@@ -190,14 +190,15 @@ def test_each_event_is_one_field_and_the_four_it_was_kept_in_before_go(rooms, r,
     a room that still holds an event's four old fields loses them at its next record."""
     rooms.configure("busy", {"capacity": 1})
     stats_key = keys.room("busy").stats
-    old = {"arrive:n": 9, "arrive:s": 9, "arrive:q": 9, "arrive:t": 1, "arrive.x:n": 5}
+    old = {"hold:n": 9, "hold:s": 9, "hold:q": 9, "hold:t": 1, "hold.x:n": 5}
     r.hset(stats_key, mapping=old)
-    rooms.join("busy")
+    ticket = rooms.join("busy")
     clock.advance(10)
-    rooms.join("busy")
+    rooms.leave("busy", ticket.token)
     fields = r.hgetall(stats_key)
-    assert "arrive:n" not in fields and "arrive:t" not in fields and "arrive.x:n" in fields
-    n, s, q, t = (float(x) for x in fields["arrive"].split())
+    assert "hold:n" not in fields and "hold:t" not in fields and "hold.x:n" in fields
+    n, s, q, t = (float(x) for x in fields["hold"].split())
     assert (n, s, q) == (1.0, 10.0, 100.0) and t == pytest.approx(clock.now)
     stats = rooms.stats("busy")
-    assert (stats["arrive:n"], stats["arrive:s"], stats["arrive:t"]) == (1.0, 10.0, t)
+    assert (stats["hold:n"], stats["hold:s"], stats["hold:t"]) == (1.0, 10.0, t)
+    assert stats["hold.long:s"] == stats["hold.short:s"] == 10.0

@@ -78,7 +78,6 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         end
         put_ticket(token, t)
     end
-    record_gap('arrive', now)
     count('joined', now)
     if identity ~= '' then
         redis.call('HSET', K_IDENT, identity, token)

@@ -162,8 +162,7 @@ end
 -- within minutes, to be told from noise against the other two); the rest forget with
 -- TAU, so the figures follow a change of pace within minutes. One HMGET and one HSET
 -- for all copies. `value`: a number, nil (a count only), or a function of the time of
--- the last event of kind `ev` (nil: none) giving the value, or false: then only its
--- time is set. Returns that time of the last event.
+-- the last event of kind `ev` (nil: none) giving the value.
 local FIGURES = '%.14g %.14g %.14g %.14g'  -- (the precision of tostring)
 local ONE_TAU, COPY_TAUS = {TAU}, {TAU, TAU_SHORT, TAU_LONG}
 
@@ -186,14 +185,8 @@ local function record(ev, now, value, weight)
         end
         figures[i] = {n, s, q, last}
     end
-    local main_last = figures[1][4]
     if type(value) == 'function' then
-        value = value(main_last)
-    end
-    if value == false then
-        local m = figures[1]
-        redis.call('HSET', K_STATS, ev, string.format(FIGURES, m[1], m[2], m[3], now))
-        return main_last
+        value = value(figures[1][4])
     end
     local out = {}
     for i, name in ipairs(names) do
@@ -211,7 +204,6 @@ local function record(ev, now, value, weight)
         out[#out + 1] = string.format(FIGURES, n, s, q, math.max(now, last or now))
     end
     redis.call('HSET', K_STATS, unpack(out))
-    return main_last
 end
 
 -- Counters that only grow, for monitoring (Prometheus counters read them at scrape
@@ -272,20 +264,18 @@ local function count_wait(wait)
     redis.call('HINCRBYFLOAT', K_STATS, 'waits:sum', wait)
 end
 
--- Records an event whose value is the gap since the previous event of its kind.
-local function record_gap(ev, now)
-    record(ev, now, function(last)
-        if last and now >= last then
-            return now - last
-        end
-        return false
-    end)
-end
-
 -- Records the seat-seconds held since the previous change of occupancy ("occupied:s"),
 -- called just before a seat is given or released: finished holds per seat-second held
--- is the release rate of one seat even while the room fills up or empties.
+-- is the release rate of one seat even while the room fills up or empties. A change at
+-- the instant of the last one this script recorded adds no seat-seconds, so it records
+-- nothing (only the count of changes would move, and it has no reader): a batch of
+-- joins seated at one `now` records once.
+local OCCUPIED_AT = nil
 local function record_occupied(now, seats)
+    if OCCUPIED_AT == now then
+        return
+    end
+    OCCUPIED_AT = now
     record('occupied', now, function(last)
         return (last and now > last) and seats * (now - last) or 0
     end)
