@@ -11,7 +11,15 @@ from recording import RecordingPublisher
 
 from webapp.domain.chat import Chats, room_chat_id
 from webapp.domain.reports import Reports
-from webapp.domain.rooms import NotWaiting, TicketGone, WaitingRooms, public_id
+from webapp.domain.rooms import (
+    CODE_CHARS,
+    NotWaiting,
+    Ticket,
+    TicketGone,
+    WaitingRooms,
+    new_ticket,
+    public_id,
+)
 from webapp.domain.visits import Visits
 
 
@@ -170,6 +178,18 @@ def test_support_codes_are_unique_in_a_room(rooms):
     rooms.configure("hall", {"capacity": 1})
     codes = {rooms.join("hall").support_code for _ in range(1000)}
     assert len(codes) == 1000
+
+
+def test_a_proposed_code_in_use_gets_another(rooms):
+    """The join proposes a random code; one already in use is not given twice."""
+    rooms.configure("hall", {"capacity": 1})
+    joiners = [(token, "", "", "", "", "", "", "ABC123") for token in ("t" * 24, "u" * 24)]
+    first, second = rooms.join_many("hall", joiners)
+    assert isinstance(first, Ticket) and isinstance(second, Ticket)
+    assert first.support_code == "ABC123" and len(second.support_code) == 6
+    assert second.support_code != "ABC123" and set(second.support_code) <= set(CODE_CHARS)
+    drawn = {new_ticket()[1] for _ in range(200)}
+    assert len(drawn) == 200 and all(len(c) == 6 and set(c) <= set(CODE_CHARS) for c in drawn)
 
 
 def test_the_line_pages_in_order(rooms, reports):

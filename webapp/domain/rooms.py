@@ -7,6 +7,7 @@ replies; the rules themselves live in ``room_lib.lua``.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import secrets
@@ -164,8 +165,20 @@ class Participant(NamedTuple):
 
 
 # A joiner's arguments to room_join.lua: token, identity, name, most ahead, settings
-# version, email, language
-Joiner = tuple[str, str, str, str, str, str, str]
+# version, email, language, support code
+Joiner = tuple[str, str, str, str, str, str, str, str]
+
+CODE_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base 32: no I, L, O, U
+
+
+def new_ticket() -> tuple[str, str]:
+    """A fresh ticket (a secret: 144 random bits) and the support code proposed for it
+    (30 random bits of its own, so the code tells nothing of the ticket; room_join.lua
+    makes another on the rare clash with a code in use)."""
+    raw = secrets.token_bytes(22)
+    n = int.from_bytes(raw[18:], "big")
+    code = "".join(CODE_CHARS[(n >> shift) & 31] for shift in (0, 5, 10, 15, 20, 25))
+    return base64.urlsafe_b64encode(raw[:18]).decode(), code
 
 
 class WaitingRooms:
@@ -403,14 +416,16 @@ class WaitingRooms:
         ``email`` (normalised by the caller) and ``lang``: told by the outbox (an email)
         when a seat is offered to this ticket.
         """
+        token, code = new_ticket()
         joiner = (
-            secrets.token_urlsafe(18),
+            token,
             identity,
             name,
             "" if max_ahead is None else str(max_ahead),
             "" if version is None else str(version),
             email,
             lang if email else "",
+            code,
         )
         if self._joins is not None:
             return self._joins(room, joiner)

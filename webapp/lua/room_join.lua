@@ -4,11 +4,12 @@
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
 -- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
---       then seven per joiner: a fresh token, identity ('' = none), display name, most
+--       then eight per joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit), the settings version the
 --       caller's limit was worked out from ('' = any), an email to be told at when a
 --       seat is offered ('' = none; already normalised), the visitor's language (with
---       the email)
+--       the email), a support code for the ticket ('' = make one; on a clash with a
+--       code in use, one is made)
 -- The room's max_line_length setting caps the line.
 -- Reply: one reply() of room_lib.lua per joiner, in order; code ok | no_room | stale |
 --   closed | full | too_long | taken | waitlist. stale: the settings changed since the
@@ -16,9 +17,9 @@
 --   joined with an email (waitlist_join.lua). Joining again with a live identity is a
 --   check-in of the same ticket.
 local now = clock(ARGV[1])
-local FIRST, EACH = 4, 7
+local FIRST, EACH = 4, 8
 
-local function join_one(s, lease, token, identity, name, max_ahead, version, email, lang)
+local function join_one(s, lease, token, identity, name, max_ahead, version, email, lang, code)
     if version ~= '' and tonumber(version) ~= s.version then
         return reply('stale', '', nil, s, now)
     end
@@ -54,7 +55,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         created(K_TICKETS)
         created(K_CODES)
     end
-    local t = {st = 'waiting', n = name, j = now, sc = new_code(token)}
+    local t = {st = 'waiting', n = name, j = now, sc = new_code(token, code)}
     if identity ~= '' then
         t.id = identity
     end

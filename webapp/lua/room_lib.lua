@@ -229,8 +229,12 @@ local function audit(now, kind, t, detail)
 end
 
 -- A short code naming a ticket to an admin (support), unique in the room while the
--- ticket is remembered: 6 characters from the ticket's hash (another hash on a clash).
-local function new_code(token)
+-- ticket is remembered: `proposed` (6 characters the caller drew), or on a clash (or
+-- none proposed) 6 characters from the ticket's hash (another hash on a clash).
+local function new_code(token, proposed)
+    if proposed ~= '' and redis.call('HSETNX', K_CODES, proposed, token) == 1 then
+        return proposed
+    end
     for attempt = 0, 9 do
         local h = redis.sha1hex(token .. ':' .. attempt)
         local n = tonumber(string.sub(h, 1, 8), 16)

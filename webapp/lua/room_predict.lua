@@ -6,15 +6,18 @@
 -- ARGV: 1 the predictions' TTL in seconds, then pairs: a token, "wait,low,high" in
 --       seconds (webapp/domain/rooms.py coalesces a process's concurrent ones)
 -- Reply: per pair, 1 if kept, 0 if the ticket no longer waits
-local kept = {}
+local kept, wrote = {}, false
 for i = 2, #ARGV, 2 do
     kept[#kept + 1] = 0
     if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
-        -- the first prediction counts; the hash may be new (emptied by admissions): a TTL
+        -- the first prediction counts
         if redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1]) == 1 then
-            redis.call('EXPIRE', KEYS[2], ARGV[1])
+            wrote = true
         end
         kept[#kept] = 1
     end
+end
+if wrote then  -- the hash may be new (emptied by admissions): a TTL, once per call
+    redis.call('EXPIRE', KEYS[2], ARGV[1])
 end
 return kept
