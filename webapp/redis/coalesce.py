@@ -51,12 +51,15 @@ class Coalescer(Generic[K, A, R]):
         send: Callable[[K, Sequence[A]], Sequence[R | Exception]],
         most: int = 64,
         wait: float = 30.0,
-        lanes: int = 2,
+        lanes: int = 1,
     ) -> None:
         self.send = send
         self.most = most  # calls per batch at most
         self.wait = wait
-        self.lanes = lanes  # batches of one key in flight at once, at most
+        # Batches of one key in flight at once, at most. One: measured on two cores
+        # (docs/performance.md, third pass), one lane made larger batches than two, so
+        # less CPU per call in the app and in Redis, and a lower tail at half load.
+        self.lanes = lanes
         self._lock = threading.Lock()
         # key -> the calls queued behind the batches in flight (no entry: none in flight)
         self._queues: dict[K, list[_Call[A, R]]] = {}
