@@ -161,6 +161,22 @@ def test_a_notice_reaches_sockets_at_once_and_check_ins_after(rooms, visits, tol
     assert [e.kind for e in reports.audit("hall")][:2] == ["notice_cleared", "notice"]
 
 
+def test_a_room_made_again_does_not_replay_the_old_rooms_admissions(rooms):
+    """A request id is the room's: after the room is deleted and made again under the
+    same name, the same id admits from the new line (an API client's fixed keys)."""
+    rooms.configure("hall", {"capacity": 5, "admission_mode": "manual"})
+    old = line_of(rooms, 2)
+    assert rooms.admit("hall", 1, request_id="wave-1").tokens == (old[0],)
+    assert rooms.delete("hall")
+    rooms.configure("hall", {"capacity": 5, "admission_mode": "manual"})
+    new = line_of(rooms, 2)
+    first = rooms.admit("hall", 1, request_id="wave-1")
+    assert first.tokens == (new[0],) and not first.replay
+    again = rooms.admit("hall", 1, request_id="wave-1")
+    assert again.tokens == (new[0],) and again.replay
+    assert rooms.summary("hall").active == 1
+
+
 def test_support_codes_find_people(rooms, reports):
     """Every ticket has a short code; an admin finds the person by it, in any case."""
     rooms.configure("hall", {"capacity": 1})

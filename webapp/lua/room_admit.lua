@@ -6,7 +6,8 @@
 -- Idempotent by request id: the same id again admits nobody new and answers as the
 -- first time did. One script, so two admins at once never admit one person twice.
 -- KEYS: the room's sixteen keys (room_lib.lua), then 17: this request's record (a
---   string with the request's answer, kept a day), then the waitlist's keys
+--   string with the room's birth and the request's answer, kept a day), then the
+--   waitlist's keys
 --   (waitlist_lib.lua)
 -- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 count,
 --       4 request id ('' = none), 5 '1' to admit beyond the free seats, 6 who admits,
@@ -19,18 +20,28 @@ local s = load_settings()
 if not s then
     return {'no_room', '[]', '0'}
 end
+-- The record of a request is "<born> <answer>": the room it was made in (settings
+-- field born, set when the room is created), so a room deleted and made again under
+-- the same name does not replay the old room's admissions. (A record without it, from
+-- before: the answer alone.)
 local request = ARGV[4]
+local born = redis.call('HGET', K_SETTINGS, 'born') or ''
 if request ~= '' then
     local done = redis.call('GET', KEYS[17])
     if done then
-        return {'ok', done, '1'}
+        local made_in, answer = string.match(done, '^(%S*) (.*)$')
+        if not made_in then
+            return {'ok', done, '1'}
+        elseif made_in == born then
+            return {'ok', answer, '1'}
+        end
     end
 end
 -- The answer, kept under the request id for a replay, and the TTLs renewed.
 local function finish(admitted, renew)
     local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
     if request ~= '' then
-        redis.call('SET', KEYS[17], answer, 'EX', 86400)
+        redis.call('SET', KEYS[17], born .. ' ' .. answer, 'EX', 86400)
     end
     renew()
     return {'ok', answer, '0'}

@@ -11,6 +11,8 @@
 --       number of changed fields, 8 .. 7+2n field, value pairs to write, then field,
 --       value pairs of every default (written first if the room is new); all already
 --       validated by the caller
+-- A new room's settings also get `born`: the server's time of its making, which tells
+-- it from a room of the same name deleted before (room_admit.lua's request records).
 -- Reply: reply() of room_lib.lua with code ok and no ticket, or code conflict (nothing
 --   changed) with the reason in its `why`
 use_waitlist_keys(17)
@@ -39,6 +41,12 @@ if refusal then
 end
 if created and #ARGV > 7 + 2 * n then
     redis.call('HSET', K_SETTINGS, unpack(ARGV, 8 + 2 * n))
+end
+if created then
+    -- When it was made, by the server's clock to the microsecond (whatever `now` the
+    -- caller passed): told apart from a room of the same name before or after it
+    local t = redis.call('TIME')
+    redis.call('HSET', K_SETTINGS, 'born', t[1] .. '.' .. t[2])
 end
 local changes = {}
 if n > 0 then

@@ -4,7 +4,7 @@
 -- KEYS (every room script takes the same sixteen, all with the room's hash tag):
 --   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
 --                        max_wait_seconds, max_line_length, status, admission_mode,
---                        version, notice, notice_at
+--                        version, notice, notice_at, born (when the room was made)
 --   2 seq         string the line's sequence: one number per joiner, never reused
 --   3 line        zset   waiting ticket -> sequence number (the order of the line)
 --   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
