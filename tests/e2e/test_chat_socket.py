@@ -191,3 +191,23 @@ def test_hostile_frames_get_error_frames_and_the_socket_lives(server, room, sock
     assert sock.until(count("pong", 1))[-1]["at"] == pytest.approx(1.2345678901e29)
     sock.send("still here")
     assert sock.until(count("message", 1))[-1]["text"] == "still here"
+
+
+def test_a_rename_in_another_tab_signs_the_next_messages(server, room, sockets):
+    """Ann's socket is open; she changes her name in another tab (a form post, perhaps
+    on the other worker): her next message carries the new name, without a reconnect."""
+    name = room(capacity=5)
+    ann, bo = seated(server, name, "Ann"), seated(server, name, "Bo")
+    sockets += [Socket(server, ann, name), Socket(server, bo, name)]
+    mine, theirs = sockets
+    mine.send("before")
+    theirs.until(count("message", 1))
+    ann.post("/name", name="Annie", next=f"/rooms/{name}")
+    told = mine.until(count("member.renamed", 1))
+    assert [f["name"] for f in told if f["type"] == "member.renamed"] == ["Annie"]
+    mine.send("after")
+    got = theirs.until(count("message", 2))
+    assert [(f["text"], f["name"]) for f in got if f["type"] == "message"] == [
+        ("before", "Ann"),
+        ("after", "Annie"),
+    ]

@@ -20,6 +20,14 @@ from webapp.domain.waitlist import Waitlists
 MAX_NOTICE = 280  # characters
 
 
+RENAMED = "member.renamed"
+
+
+def renamed_frame(token: str, name: str) -> dict[str, Any]:
+    """Tells a room's sockets that the holder of ``token`` is now called ``name``."""
+    return {"type": RENAMED, "id": public_id(token), "name": name}
+
+
 class Publisher(Protocol):
     """Tells a room's open sockets in every process (``webapp.realtime.RoomRelay``)."""
 
@@ -59,9 +67,11 @@ class Visits:
         return standing
 
     def rename(self, room: str, token: str, name: str) -> bool:
-        """A visitor's new display name on their ticket; the room hears of it."""
+        """A visitor's new display name on their ticket; the room hears of it, and the
+        visitor's own open sockets (another tab) sign their next messages with it."""
         renamed = self.rooms.rename(room, token, name)
         if renamed:
+            self.publisher.publish(room, renamed_frame(token, name))
             self.publisher.changed(room)
         return renamed
 

@@ -46,6 +46,7 @@ from webapp.domain.chat import (
     room_chat_id,
 )
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, public_id
+from webapp.domain.visits import RENAMED
 from webapp.i18n import _, gone_reason
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
@@ -112,6 +113,8 @@ class Connection:
     def send(self, frame: dict[str, Any]) -> bool:
         if not self.open:
             return False
+        if frame.get("type") == RENAMED and frame.get("id") == self.id:
+            self.name = str(frame.get("name") or self.name)  # renamed in another tab
         data = encoded(frame)
         with self._lock:
             if frame.get("type") == "room.state":
