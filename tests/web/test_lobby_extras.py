@@ -45,6 +45,21 @@ def test_paused_room_with_free_seats_does_not_say_enter(make_visitor: Any, make_
     assert "Join the line" in text and ">Enter<" not in text
 
 
+def test_closed_room_card_shows_no_seats_to_the_visitor_without_a_place(
+    make_visitor: Any, make_room: Any
+) -> None:
+    """A closed room's seats are no one's to take: its card says why and shows no seat
+    figures, except to someone who holds a place there."""
+    make_room("hall", capacity=5)
+    ann, bo = make_visitor("Ann"), make_visitor("Bo")
+    ann.get("/rooms/hall")
+    make_room("hall", status="closed")  # a change of settings: Ann keeps her seat
+    card = bo.get("/").get_data(as_text=True)
+    assert "Closed: this room takes no new visitors" in card and "Seats taken" not in card
+    mine = ann.get("/").get_data(as_text=True)
+    assert "Seats taken" in mine and "You hold a seat here." in mine
+
+
 def test_waitlist_card_says_join_the_waitlist(make_visitor: Any, make_room: Any) -> None:
     """A waitlist room's card links to its sign-up page."""
     make_room("list", kind="waitlist")
