@@ -6,30 +6,25 @@ import logging
 from typing import Any
 
 import pytest
-from argon2 import PasswordHasher
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.web.conftest import CSRF
+from tests.web.conftest import CSRF, cheap_hashing
 from webapp import create_app
 from webapp.admin_session import COOKIE
 from webapp.config import ConfigError
-from webapp.domain import admins as accounts
 from webapp.domain.admins import Admins
 
 PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(autouse=True)
-def cheap_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """argon2 at its lowest costs: the same code path, a fraction of the time."""
-    monkeypatch.setattr(
-        accounts, "HASHER", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    )
+def cheap_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
+    cheap_hashing(monkeypatch)
 
 
 @pytest.fixture
-def make_app(redis_url, r, tmp_path, cheap_hashing) -> Any:
+def make_app(redis_url, r, tmp_path, cheap_argon2) -> Any:
     def make(**config: Any) -> Flask:
         base = {"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": "admin-tests",
                 "SWEEP_INTERVAL": 0, "DATA_DIR": str(tmp_path)}  # fmt: skip

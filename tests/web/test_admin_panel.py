@@ -10,13 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from argon2 import PasswordHasher
 from flask import Flask
 
 from tests.conftest import FakeClock
+from tests.web.conftest import cheap_hashing, running_app
 from tests.web.test_admin_login import PASSWORD, Browser
-from webapp import create_app
-from webapp.domain import admins as accounts
 from webapp.domain.reports import AuditEntry, Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
@@ -28,15 +26,11 @@ ROOM = "/admin/rooms/hall"
 @pytest.fixture
 def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock, monkeypatch) -> Iterator[Flask]:
     """An app on the test's clock with the panel account "ada"."""
-    monkeypatch.setattr(
-        accounts, "HASHER", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    )
-    app = create_app({"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": "panel-tests",
-                      "SWEEP_INTERVAL": 0, "STATS_REFRESH": 0, "DATA_DIR": str(tmp_path),
-                      "CLOCK": clock})  # fmt: skip
-    app.extensions["admins"].add("ada", PASSWORD)
-    yield app
-    app.extensions["services"].stop()
+    cheap_hashing(monkeypatch)
+    config = {"SECRET_KEY": "panel-tests", "DATA_DIR": str(tmp_path), "CLOCK": clock}
+    with running_app(redis_url, **config) as app:
+        app.extensions["admins"].add("ada", PASSWORD)
+        yield app
 
 
 class Panel(Browser):

@@ -12,8 +12,7 @@ import pytest
 from flask import Flask
 
 from tests.conftest import FakeClock
-from tests.web.conftest import Visitor
-from webapp import create_app
+from tests.web.conftest import Visitor, running_app
 from webapp.domain.claims import sign_claim
 
 ROOM = "live"
@@ -22,11 +21,8 @@ SECRET = "live-claim-tests"
 
 @pytest.fixture
 def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock) -> Iterator[Flask]:
-    app = create_app({"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": SECRET,
-                      "SWEEP_INTERVAL": 0, "STATS_REFRESH": 0, "DATA_DIR": str(tmp_path),
-                      "CLOCK": clock})  # fmt: skip
-    yield app
-    app.extensions["services"].stop()
+    with running_app(redis_url, SECRET_KEY=SECRET, DATA_DIR=str(tmp_path), CLOCK=clock) as app:
+        yield app
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import redis
 from flask import Flask
 from prometheus_client.parser import text_string_to_metric_families
 
-from webapp import create_app
+from tests.web.conftest import running_app
 from webapp.domain.rooms import WaitingRooms
 from webapp.metrics import RoomCollector
 
@@ -27,19 +27,8 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 @pytest.fixture
 def app(redis_url: str, r: redis.Redis, clock: Any) -> Iterator[Flask]:
     """The web tests' app with the admin token and the test's clock."""
-    app = create_app(
-        {
-            "TESTING": True,
-            "REDIS_URL": redis_url,
-            "SECRET_KEY": "web-tests",
-            "SWEEP_INTERVAL": 0,
-            "STATS_REFRESH": 0,
-            "ADMIN_TOKEN": TOKEN,
-            "CLOCK": clock,
-        }
-    )
-    yield app
-    app.extensions["services"].stop()
+    with running_app(redis_url, ADMIN_TOKEN=TOKEN, CLOCK=clock) as app:
+        yield app
 
 
 def scrape(app: Flask) -> Samples:

@@ -10,15 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from argon2 import PasswordHasher
 from flask import Flask
 
 from tests.conftest import FakeClock
-from tests.web.conftest import Visitor
+from tests.web.conftest import Visitor, cheap_hashing, running_app
 from tests.web.test_admin_login import PASSWORD
 from tests.web.test_admin_panel import Panel
-from webapp import create_app
-from webapp.domain import admins as accounts
 from webapp.domain.reports import Reports
 from webapp.domain.waitlist import Waitlists, verify_draw
 from webapp.links import confirm_token
@@ -31,15 +28,11 @@ REF_LINK = re.compile(r'value="(http://localhost/rooms/list\?ref=([0-9A-Z]{8}))"
 @pytest.fixture
 def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock, monkeypatch) -> Iterator[Flask]:
     """An app on the test's clock with the panel account "ada"."""
-    monkeypatch.setattr(
-        accounts, "HASHER", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    )
-    app = create_app({"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": "waitlist-tests",
-                      "SWEEP_INTERVAL": 0, "STATS_REFRESH": 0, "DATA_DIR": str(tmp_path),
-                      "CLOCK": clock})  # fmt: skip
-    app.extensions["admins"].add("ada", PASSWORD)
-    yield app
-    app.extensions["services"].stop()
+    cheap_hashing(monkeypatch)
+    config = {"SECRET_KEY": "waitlist-tests", "DATA_DIR": str(tmp_path), "CLOCK": clock}
+    with running_app(redis_url, **config) as app:
+        app.extensions["admins"].add("ada", PASSWORD)
+        yield app
 
 
 @pytest.fixture
