@@ -18,10 +18,9 @@ process, forwards every frame published on ``room:<room>`` to them, and answers 
 signal ``{"type": "room.changed"}`` with one fresh state frame per room (coalesced: at
 most one every ``min_gap`` seconds, however many seats change in a burst). The signal is
 throttled where it starts too: a rush of joins in one process sends a few a second, not
-one a join. It keeps the
-latest state it read of each room with local sockets, so the sockets' periodic
-refreshes share one read (``recent_state``) instead of each reading the whole room:
-with a thousand seated, one read is a thousand ticket records.
+one a join. It keeps the latest state it read of each room with local sockets, so the
+sockets' periodic refreshes share one read (``recent_state``) instead of each reading
+the whole room: with a thousand seated, one read is a thousand ticket records.
 """
 
 from __future__ import annotations
