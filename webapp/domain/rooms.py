@@ -544,22 +544,17 @@ class WaitingRooms:
             if len(figures) == 1:
                 stats[field] = float(value)
             else:
-                stats.update(zip(_FIGURES[field], map(float, figures), strict=True))
+                stats.update(zip(_figure_names(field), map(float, figures), strict=True))
         return stats
 
     def room_keys(self, room: str) -> RoomKeys:
         return self.keys.room(room)
 
 
-class _FigureNames(dict[str, tuple[str, ...]]):
-    """event -> the names of its four figures, "<event>:n|s|q|t" (built once each)."""
-
-    def __missing__(self, event: str) -> tuple[str, ...]:
-        names = self[event] = tuple(f"{event}:{figure}" for figure in "nsqt")
-        return names
-
-
-_FIGURES = _FigureNames()
+@lru_cache(maxsize=256)
+def _figure_names(event: str) -> tuple[str, ...]:
+    """The names of an event's four figures, "<event>:n|s|q|t" (built once each)."""
+    return tuple(f"{event}:{figure}" for figure in "nsqt")
 
 
 @lru_cache(maxsize=4096)
