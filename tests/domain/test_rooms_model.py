@@ -147,8 +147,8 @@ class Model:
             return "gone"
         if t.st == "waiting":
             return "not_seated"
-        if op == "close":
-            self.seats[token] = now + self.grace
+        if op == "close":  # never later than the seat's hold (room_presence.lua)
+            self.seats[token] = min(self.seats[token], now + self.grace)
         else:
             self.seats[token] = now + hold
             t.st = "admitted"
