@@ -193,6 +193,54 @@ class Socket(Protocol):
     def send(self, frame: dict[str, Any]) -> bool: ...
 
 
+class Throttle:
+    """``throttle(key)`` calls ``act(key)`` at most once per ``gap`` seconds per key: at
+    once when the key's last act is ``gap`` or more ago, otherwise once at the end of
+    the gap for however many calls came meanwhile (so ``act`` must cover them all: it
+    reads or tells the latest). An act at once raises to its caller; one at the end of
+    a gap has no caller left, so its failure is logged."""
+
+    def __init__(self, act: Callable[[str], None], gap: float) -> None:
+        self.act = act
+        self.gap = gap
+        self._last: dict[str, float] = {}  # key -> when it was last acted on
+        self._due: set[str] = set()  # keys with an act due at the end of the gap
+        self._lock = threading.Lock()
+
+    def __call__(self, key: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if key in self._due:
+                return  # the act due at the end of the gap will cover this call
+            wait = self._last.get(key, now - self.gap) + self.gap - now
+            if wait > 0:
+                self._due.add(key)
+            else:
+                if len(self._last) >= 1024:  # keys long quiet: forget them
+                    for quiet in [k for k, at in self._last.items() if now - at > self.gap]:
+                        del self._last[quiet]
+                self._last[key] = now
+        if wait <= 0:
+            self.act(key)
+            return
+        timer = threading.Timer(wait, self._act_later, args=(key,))
+        timer.daemon = True
+        timer.start()
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._last.pop(key, None)
+
+    def _act_later(self, key: str) -> None:
+        with self._lock:
+            self._due.discard(key)
+            self._last[key] = time.monotonic()
+        try:
+            self.act(key)
+        except Exception:
+            log.exception("%s of %s failed", getattr(self.act, "__name__", "act"), key)
+
+
 class RoomRelay:
     """This process's room sockets, fed from the hub topic ``room:<room>``."""
 
@@ -207,15 +255,13 @@ class RoomRelay:
     ) -> None:
         self.hub = hub
         self.state = state  # room -> the frame that shows it (one Redis read)
-        self.min_gap = min_gap
-        self.signal_gap = signal_gap
         self._sockets: Fanout[Socket] = Fanout(hub, self.topic, self._heard)
-        self._sent: dict[str, float] = {}
-        self._pending: set[str] = set()
         self._states: dict[str, tuple[float, dict[str, Any]]] = {}  # room -> (read at, frame)
         self._lock = threading.Lock()
-        self._signalled: dict[str, float] = {}  # room -> when this process last signalled
-        self._trailing: set[str] = set()  # rooms with a signal due at the end of the gap
+        # Both ends of "changed" are throttled per room: the signals this process sends,
+        # and the fresh states it sends its sockets on hearing one
+        self._signals = Throttle(self._signal, signal_gap)
+        self._resends = Throttle(self._resend, min_gap)
 
     @staticmethod
     def topic(room: str) -> str:
@@ -230,34 +276,7 @@ class RoomRelay:
         first change in ``signal_gap`` seconds is signalled before this returns; those
         that follow in the gap share one signal sent at its end (each listener rereads
         the state, so one signal says it for all)."""
-        now = time.monotonic()
-        with self._lock:
-            if room in self._trailing:
-                return  # the signal due at the end of the gap will cover this change
-            wait = self._signalled.get(room, -self.signal_gap) + self.signal_gap - now
-            if wait > 0:
-                self._trailing.add(room)
-            else:
-                if len(self._signalled) >= 1024:  # rooms long quiet: forget them
-                    quiet = [r for r, at in self._signalled.items() if now - at > self.signal_gap]
-                    for r in quiet:
-                        del self._signalled[r]
-                self._signalled[room] = now
-        if wait <= 0:
-            self._signal(room)
-            return
-        timer = threading.Timer(wait, self._signal_trailing, args=(room,))
-        timer.daemon = True
-        timer.start()
-
-    def _signal_trailing(self, room: str) -> None:
-        with self._lock:
-            self._trailing.discard(room)
-            self._signalled[room] = time.monotonic()
-        try:
-            self._signal(room)
-        except Exception:  # nobody waits for this one: the next change signals again
-            log.exception("room change of %s could not be signalled", room)
+        self._signals(room)
 
     def _signal(self, room: str) -> None:
         self.hub.publish(self.topic(room), {"type": self.CHANGED})
@@ -267,8 +286,8 @@ class RoomRelay:
 
     def detach(self, sock: Socket) -> None:
         if self._sockets.remove(sock.room, sock):
+            self._resends.forget(sock.room)
             with self._lock:
-                self._sent.pop(sock.room, None)
                 self._states.pop(sock.room, None)
 
     def fresh_state(self, room: str) -> dict[str, Any]:
@@ -295,23 +314,9 @@ class RoomRelay:
         if message.get("type") != self.CHANGED:
             self._fan_out(room, message)
             return
-        with self._lock:
-            if room in self._pending:
-                return  # a resend is already on its way and will see this change too
-            wait = self._sent.get(room, 0.0) + self.min_gap - time.monotonic()
-            if wait > 0:
-                self._pending.add(room)
-        if wait > 0:
-            timer = threading.Timer(wait, self._resend, args=(room,))
-            timer.daemon = True
-            timer.start()
-        else:
-            self._resend(room)
+        self._resends(room)
 
     def _resend(self, room: str) -> None:
-        with self._lock:
-            self._pending.discard(room)
-            self._sent[room] = time.monotonic()
         if not self.local(room):
             return
         try:
