@@ -25,7 +25,7 @@ end
 -- the same name does not replay the old room's admissions. (A record without it, from
 -- before: the answer alone.)
 local request = ARGV[4]
-local born = redis.call('HGET', K_SETTINGS, 'born') or ''
+local born = request ~= '' and redis.call('HGET', K_SETTINGS, 'born') or ''
 if request ~= '' then
     local done = redis.call('GET', KEYS[17])
     if done then
