@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from webapp.domain.chat import Chats, room_chat_id
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.rooms import Admission, Ticket, WaitingRooms, public_id
+from webapp.domain.settings import RoomSettings
 from webapp.domain.waitlist import Waitlists
 
 MAX_NOTICE = 280  # characters
@@ -50,6 +51,32 @@ class Visits:
         self.publisher = publisher
         self.lobby = lobby or Lobby(rooms)
         self.waitlists = waitlists or Waitlists(rooms)
+
+    # -- the room itself --------------------------------------------------------
+
+    def configure(self, room: str, changes: Mapping[str, Any], who: str = "api") -> RoomSettings:
+        """Creates the room or changes its settings (the script audits it): this process
+        forgets its cached settings and the room's open pages are told, since a change
+        (a capacity raise, a reopen) can let people in from the line."""
+        settings = self.rooms.configure(room, changes, who=who)
+        self.lobby.forget(room)
+        self.publisher.changed(room)
+        return settings
+
+    def set_status(self, room: str, status: str, who: str = "api") -> RoomSettings:
+        """Opens, pauses or closes the room (a change of settings like any other)."""
+        return self.configure(room, {"status": status}, who=who)
+
+    def delete(self, room: str) -> bool:
+        """Removes the room with everything in it; its open pages are told. False if
+        there was no such room."""
+        deleted = self.rooms.delete(room)
+        self.lobby.forget(room)
+        if deleted:
+            self.publisher.changed(room)
+        return deleted
+
+    # -- people -----------------------------------------------------------------
 
     def join(
         self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""

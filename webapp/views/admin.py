@@ -35,7 +35,7 @@ from webapp.views import charts, lobby, reports, rooms, visits, waitlists
 from webapp.views.admin_api import MAX_ADMIT, MAX_REQUEST_ID, audit_csv
 from webapp.views.admin_auth import current_admin, login_required
 from webapp.views.errors import error_response
-from webapp.views.pages import wait_words
+from webapp.views.words import wait_words
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 CHOICES = {"open": "Open", "paused": "Paused", "closed": "Closed", "auto": "Automatic",
@@ -124,8 +124,7 @@ def create_room() -> ResponseReturnValue:
         errors = {"name": f"There is already a room named {name}.", **errors}
     if errors:
         return overview_page(400, errors, request.form)
-    rooms().configure(name, values, who=who())
-    lobby().forget(name)
+    visits().configure(name, values, who=who())
     flash(f"Created the room {name}.")
     return redirect(url_for("admin.room", room=name), 303)
 
@@ -247,8 +246,7 @@ def save_settings(room: str) -> ResponseReturnValue:
     was = current.as_dict()
     changes = {name: value for name, value in values.items() if was[name] != value}
     if changes:
-        rooms().configure(room, changes, who=who())
-        lobby().forget(room)
+        visits().configure(room, changes, who=who())
         said = "; ".join(
             f"{BY_NAME[name].label} {shown(name, was[name])} → {shown(name, value)}"
             for name, value in changes.items()
@@ -266,8 +264,7 @@ def set_status(room: str) -> ResponseReturnValue:
     status = request.form.get("status", "")
     if status not in STATUSES:
         return room_page(room, 400, {"status": "Choose open, paused or closed."})
-    rooms().configure(room, {"status": status}, who=who())
-    lobby().forget(room)
+    visits().set_status(room, status, who=who())
     flash(f"The room is {status} now.")
     return back(room)
 
@@ -275,9 +272,8 @@ def set_status(room: str) -> ResponseReturnValue:
 @bp.post("/rooms/<room>/delete")
 @login_required
 def delete_room(room: str) -> ResponseReturnValue:
-    if not rooms().delete(room):
+    if not visits().delete(room):
         raise RoomNotFound(f"no room named {room!r}")
-    lobby().forget(room)
     flash(f"Deleted the room {room}, with its line, seats and audit log.")
     return redirect(url_for("admin.overview"), 303)
 

@@ -115,8 +115,7 @@ def list_rooms() -> ResponseReturnValue:
 def put_room(room: str) -> ResponseReturnValue:
     changes = json_object(required=True)
     created = rooms().settings(room) is None
-    settings = rooms().configure(room, changes, who=WHO)
-    lobby().forget(room)
+    settings = visits().configure(room, changes, who=WHO)
     return jsonify(name=room, **settings.as_dict()), 201 if created else 200
 
 
@@ -132,9 +131,8 @@ def get_room(room: str) -> ResponseReturnValue:
 @bp.delete("/rooms/<room>")
 @admin_only
 def delete_room(room: str) -> ResponseReturnValue:
-    if not rooms().delete(room):
+    if not visits().delete(room):
         raise RoomNotFound(f"no room named {room!r}")
-    lobby().forget(room)
     return jsonify(deleted=room)
 
 

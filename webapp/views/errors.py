@@ -17,8 +17,7 @@ from webapp.domain.estimate import Estimate
 from webapp.i18n import _, gone_reason
 from webapp.security import throttled
 from webapp.views.extras import room_about
-from webapp.views.pages import wait_words
-from webapp.views.refusals import explain
+from webapp.views.words import explain, wait_words
 
 log = logging.getLogger(__name__)
 

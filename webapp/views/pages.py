@@ -9,7 +9,6 @@ check-in, and its answer sets the delay of the next one.
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 import secrets
 from typing import Any
@@ -25,9 +24,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
-from flask_babel import format_timedelta
 
-from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import (
     InvalidInput,
@@ -38,11 +35,11 @@ from webapp.domain.rooms import (
     public_id,
 )
 from webapp.domain.waitlist import normalise_email
-from webapp.i18n import _, current_language, ngettext
+from webapp.i18n import _, current_language
 from webapp.realtime import room_state
 from webapp.views import lobby, rooms, visits
 from webapp.views.api import MAX_EMAIL
-from webapp.views.refusals import explain
+from webapp.views.words import explain, trend_words, wait_words
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -383,46 +380,3 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "moved": seen is not None and seen != ticket.position,
         "start": start,
     }
-
-
-def trend_words(trend: str | None) -> str | None:
-    """Why the estimate moved, when the line's pace did: a growing figure reads as news,
-    not as a broken clock."""
-    if trend == "slower":
-        return _("The line has slowed down, so the wait is longer than we said before.")
-    if trend == "faster":
-        return _("The line has sped up.")
-    return None
-
-
-def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
-    """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
-    waiting page says "paused" and "no estimate yet" itself, in its own words.)"""
-    if room_status == "paused":
-        return _("nobody is let in while the room is paused")
-    if guess is None:
-        return _("no estimate yet")
-    low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
-    if high < 60:
-        return _("less than a minute")
-    if high < 120:
-        return _("about a minute or two")
-    if high < 3600:
-        low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
-        if high_m > low_m:
-            return ngettext(
-                "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
-                low=low_m,
-            )  # fmt: skip
-        return _("about %(duration)s", duration=duration(low_m * 60))
-    low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
-    if high_h > low_h:
-        return ngettext(
-            "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
-        )
-    return _("about %(duration)s", duration=duration(low_h * 3600))
-
-
-def duration(seconds: int) -> str:
-    """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
-    return str(format_timedelta(seconds, threshold=1))

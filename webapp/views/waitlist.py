@@ -21,7 +21,7 @@ from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, waitlists
 from webapp.views.pages import visitor_id
-from webapp.views.refusals import explain
+from webapp.views.words import explain
 
 bp = Blueprint("waitlist", __name__)
 MAX_REF = 32

@@ -50,7 +50,7 @@ from webapp.domain.visits import RENAMED
 from webapp.i18n import _, gone_reason
 from webapp.security import same_origin
 from webapp.views import lobby, rooms, services
-from webapp.views.refusals import explain
+from webapp.views.words import explain
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)

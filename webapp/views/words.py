@@ -1,12 +1,18 @@
-"""The engine's refusals in the visitor's words and language (errors, forms, the room
-socket). The JSON API keeps the engine's own English (``str(error)``)."""
+"""The words shown to people, in their language: the engine's refusals (errors, forms,
+the room socket; the JSON API keeps the engine's own English, ``str(error)``), the wait
+as a range, why it moved, a duration."""
 
 from __future__ import annotations
 
+import math
+
+from flask_babel import format_timedelta
+
 from webapp.domain import rooms as engine
 from webapp.domain import waitlist
+from webapp.domain.estimate import Estimate
 from webapp.domain.rooms import MAX_DISPLAY_NAME
-from webapp.i18n import _, gone_reason
+from webapp.i18n import _, gone_reason, ngettext
 
 
 def explain(error: engine.RoomError) -> str:
@@ -52,3 +58,46 @@ def explain(error: engine.RoomError) -> str:
             return _("A name can be at most %(count)s characters.", count=MAX_DISPLAY_NAME)
         return _("Something in this request did not add up, so nothing was changed.")
     return english  # the admin's refusals (settings conflicts, draws): the panel is English
+
+
+def trend_words(trend: str | None) -> str | None:
+    """Why the estimate moved, when the line's pace did: a growing figure reads as news,
+    not as a broken clock."""
+    if trend == "slower":
+        return _("The line has slowed down, so the wait is longer than we said before.")
+    if trend == "faster":
+        return _("The line has sped up.")
+    return None
+
+
+def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
+    """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
+    waiting page says "paused" and "no estimate yet" itself, in its own words.)"""
+    if room_status == "paused":
+        return _("nobody is let in while the room is paused")
+    if guess is None:
+        return _("no estimate yet")
+    low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
+    if high < 60:
+        return _("less than a minute")
+    if high < 120:
+        return _("about a minute or two")
+    if high < 3600:
+        low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
+        if high_m > low_m:
+            return ngettext(
+                "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
+                low=low_m,
+            )  # fmt: skip
+        return _("about %(duration)s", duration=duration(low_m * 60))
+    low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
+    if high_h > low_h:
+        return ngettext(
+            "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
+        )
+    return _("about %(duration)s", duration=duration(low_h * 3600))
+
+
+def duration(seconds: int) -> str:
+    """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
+    return str(format_timedelta(seconds, threshold=1))
