@@ -80,14 +80,14 @@ def scripted(client: redis.Redis, waitlists: Waitlists, count: int, rng: random.
             referral = codes[rng.randrange(len(codes))] if codes and rng.random() < 0.1 else ""
             ip, network = hashes(address_of(i))
             email = f"person{i}@example.org"
-            args = [NOW, entry, f"P{i}", email, email, referral, ip, network, ""]
+            args = [NOW, "", 200, entry, f"P{i}", email, email, referral, ip, network, ""]
             join(keys=keys, args=args, client=pipe)
             batch.append(entry)
         codes += [str(reply[13]) for reply in pipe.execute()]
         pipe = client.pipeline(transaction=False)
         for entry in batch:
             if rng.random() < 0.9:
-                confirm(keys=keys, args=[NOW, entry], client=pipe)
+                confirm(keys=keys, args=[NOW, "", 200, entry], client=pipe)
         calls += len(batch) + len(pipe)
         pipe.execute()
     took = time.perf_counter() - started

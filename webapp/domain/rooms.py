@@ -216,11 +216,16 @@ class WaitingRooms:
     def _now(self) -> str:
         return "" if self.clock is None else repr(self.clock())
 
+    def argv_header(self) -> list[Any]:
+        """ARGV 1 to 3 of every script about a room (room_base.lua): now ('' = Redis
+        TIME), the sweep interval ('' = none runs), the upkeep batch size."""
+        return [self._now(), self._every, self.batch]
+
     def _run(self, script: str, room: str, *args: Any, more_keys: tuple[str, ...] = ()) -> Any:
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
         keys = [*_room_keys(self.keys, room), *more_keys]
-        return self.scripts[script](keys=keys, args=[self._now(), self._every, *args])
+        return self.scripts[script](keys=keys, args=[*self.argv_header(), *args])
 
     @staticmethod
     def _ticket(reply: list[Any], room: str) -> Ticket:
@@ -284,7 +289,6 @@ class WaitingRooms:
         reply = self._run(
             "room_configure",
             room,
-            self.batch,
             who,
             seed,
             commitment,
@@ -429,23 +433,23 @@ class WaitingRooms:
         )
         if self._joins is not None:
             return self._joins(room, joiner)
-        return self._ticket(self._run("room_join", room, self.batch, *joiner)[0], room)
+        return self._ticket(self._run("room_join", room, *joiner)[0], room)
 
     def join_many(self, room: str, joiners: Sequence[Joiner]) -> list[Ticket | Exception]:
         """Joins of several visitors of one room in one script call, in order: each
         ticket, or the refusal ``join`` would raise for it."""
-        replies = self._run("room_join", room, self.batch, *(a for j in joiners for a in j))
+        replies = self._run("room_join", room, *(a for j in joiners for a in j))
         return [self._outcome(reply, room) for reply in replies]
 
     def check_in(self, room: str, token: str) -> Ticket:
         if self._check_ins is not None:
             return self._check_ins(room, token)
-        return self._ticket(self._run("room_checkin", room, self.batch, token)[0], room)
+        return self._ticket(self._run("room_checkin", room, token)[0], room)
 
     def check_in_many(self, room: str, tokens: Sequence[str]) -> list[Ticket | Exception]:
         """Check-ins of several tickets of one room in one script call, in order: each
         ticket, or the refusal ``check_in`` would raise for it."""
-        replies = self._run("room_checkin", room, self.batch, *tokens)
+        replies = self._run("room_checkin", room, *tokens)
         return [self._outcome(reply, room) for reply in replies]
 
     def _outcome(self, reply: list[Any], room: str) -> Ticket | Exception:
@@ -457,7 +461,7 @@ class WaitingRooms:
 
     def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
         """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""
-        return self._ticket(self._run("room_leave", room, token, why, self.batch, who), room)
+        return self._ticket(self._run("room_leave", room, token, why, who), room)
 
     def admit(
         self,
@@ -480,7 +484,6 @@ class WaitingRooms:
             request_id,
             "1" if override else "0",
             who,
-            self.batch,
             token,
             more_keys=(request, *self.keys.waitlist(room).all()),
         )
@@ -496,7 +499,7 @@ class WaitingRooms:
 
     def move(self, room: str, token: str, place: int, who: str) -> Ticket:
         """Moves a waiting ticket to ``place`` in line (1 = the front)."""
-        return self._ticket(self._run("room_move", room, token, place, who, self.batch), room)
+        return self._ticket(self._run("room_move", room, token, place, who), room)
 
     def set_notice(self, room: str, text: str, who: str) -> None:
         """The notice every waiting page and the room show ('' clears it)."""
@@ -523,13 +526,13 @@ class WaitingRooms:
 
     def presence(self, room: str, token: str, op: str, hold: float = 0) -> Ticket:
         """A live connection of a seated ticket: op is open, beat or close."""
-        return self._ticket(self._run("room_presence", room, token, op, hold, self.batch), room)
+        return self._ticket(self._run("room_presence", room, token, op, hold), room)
 
     def sweep(self, room: str, rounds: int = 50) -> int:
         """Runs the room's upkeep until nothing is left to do (bounded); returns items."""
         total = 0
         for _ in range(rounds):
-            handled = int(self._run("room_sweep", room, self.batch))
+            handled = int(self._run("room_sweep", room))
             if handled <= 0:
                 break
             total += handled

@@ -242,7 +242,7 @@ class Waitlists:
 
     def _run(self, script: str, room: str, *args: Any) -> Any:
         keys, _ = self._room_keys(room)
-        return self.scripts[script](keys=keys, args=[self.rooms._now(), *args])
+        return self.scripts[script](keys=keys, args=[*self.rooms.argv_header(), *args])
 
     def _entry(self, reply: list[Any], room: str) -> Entry:
         code = _text(reply[0])

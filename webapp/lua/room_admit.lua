@@ -9,31 +9,38 @@
 --   string with the room's birth and the request's answer, kept a day), then the
 --   waitlist's keys
 --   (waitlist_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 count,
---       4 request id ('' = none), 5 '1' to admit beyond the free seats, 6 who admits,
---       7 upkeep batch size, 8 one waiting ticket to admit instead of the head ('' = none)
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 count,
+--       5 request id ('' = none), 6 '1' to admit beyond the free seats, 7 who admits,
+--       8 one waiting ticket to admit instead of the head ('' = none)
 -- Reply: {code, JSON list of the admitted tokens, '1' if a replay}; code ok | no_room |
 --   not_waiting (the one ticket asked for is not in line) | unconfirmed (the one entry
 --   asked for has not confirmed its email) | not_drawn (a lottery before its draw)
 local now = clock(ARGV[1])
-local s = load_settings()
+local s, lease = live_room(now, false)  -- the upkeep after the replay check, below
 if not s then
     return {'no_room', '[]', '0'}
+end
+local count, who, one = tonumber(ARGV[4]), ARGV[7], ARGV[8] or ''
+local function replayed(answer)
+    if lease then
+        touch(now)  -- the lease clock may have made its key
+    end
+    return {'ok', answer, '1'}
 end
 -- The record of a request is "<born> <answer>": the room it was made in (settings
 -- field born, set when the room is created), so a room deleted and made again under
 -- the same name does not replay the old room's admissions. (A record without it, from
 -- before: the answer alone.)
-local request = ARGV[4]
+local request = ARGV[5]
 local born = request ~= '' and redis.call('HGET', K_SETTINGS, 'born') or ''
 if request ~= '' then
     local done = redis.call('GET', KEYS[17])
     if done then
         local made_in, answer = string.match(done, '^(%S*) (.*)$')
         if not made_in then
-            return {'ok', done, '1'}
+            return replayed(done)
         elseif made_in == born then
-            return {'ok', answer, '1'}
+            return replayed(answer)
         end
     end
 end
@@ -47,13 +54,13 @@ local function finish(admitted, renew)
     return {'ok', answer, '0'}
 end
 if s.waitlist then
-    ACTOR = ARGV[6]
+    ACTOR = who
     use_waitlist_keys(18)
     local w = load_waitlist()
     if w.ordering == 'lottery' and w.state ~= 'drawn' then
         return {'not_drawn', '[]', '0'}
     end
-    local admitted, one = {}, ARGV[8] or ''
+    local admitted = {}
     if one ~= '' then
         local e = get_entry(one)
         if not e or e.st ~= 'waiting' then
@@ -64,20 +71,17 @@ if s.waitlist then
         admit_entry(one, e, w, now, 'waitlist')
         admitted[1] = one
     else
-        admitted = admit_from_ready(w, tonumber(ARGV[3]), now, 'waitlist')
+        admitted = admit_from_ready(w, count, now, 'waitlist')
     end
     return finish(admitted, touch_waitlist)
 end
-local lease = lease_clock(now, ARGV[2])
-local batch = tonumber(ARGV[7])
-settle(now, lease, batch, s)  -- the engine's own upkeep first, audited as the engine's
-ACTOR = ARGV[6]
-local wanted = tonumber(ARGV[3])
-if ARGV[5] ~= '1' then
+upkeep(now, lease, s)  -- the engine's own upkeep first, audited as the engine's
+ACTOR = who
+local wanted = count
+if ARGV[6] ~= '1' then
     wanted = math.min(wanted, math.max(s.capacity - redis.call('ZCARD', K_SEATS), 0))
 end
 local admitted, looked = {}, 0
-local one = ARGV[8] or ''
 if one ~= '' then
     local t = get_ticket(one)
     if not t or t.st ~= 'waiting' or lapse_if_due(one, t, now, lease) then
@@ -89,7 +93,7 @@ if one ~= '' then
     end
     wanted = 0
 end
-while #admitted < wanted and looked < wanted + batch do
+while #admitted < wanted and looked < wanted + BATCH do
     local head, offered = offer_head(now, lease, s)  -- never admits the absent
     if not head then
         break

@@ -4,13 +4,12 @@
 -- back at one `now`, in one call (webapp/domain/rooms.py coalesces a process's
 -- concurrent check-ins of a room, so a rush pays the call's cost once per batch).
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
---       4.. the tokens
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4.. the tokens
 -- Reply: one reply() of room_lib.lua per token, in order; code ok | no_room | unknown |
 --   gone (state ended, why set)
 local now = clock(ARGV[1])
 local replies = {}
-local s, lease = live_room(now, ARGV[2], tonumber(ARGV[3]))
+local s, lease = live_room(now)
 if not s then
     for i = 4, #ARGV do
         replies[#replies + 1] = reply('no_room', ARGV[i], nil, nil, now)

@@ -6,11 +6,11 @@
 -- (waitlist_lib.lua change_refusal); a room that comes to lottery ordering commits to a
 -- fresh secret seed (its SHA-256 is published, the seed revealed at the draw).
 -- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
---       4 who changes them, 5 a fresh draw seed (hex), 6 its SHA-256 (hex), 7 n, the
---       number of changed fields, 8 .. 7+2n field, value pairs to write, then field,
---       value pairs of every default (written first if the room is new); all already
---       validated by the caller
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 who changes
+--       them, 5 a fresh draw seed (hex), 6 its SHA-256 (hex), 7 n, the number of
+--       changed fields, 8 .. 7+2n field, value pairs to write, then field, value pairs
+--       of every default (written first if the room is new); all already validated by
+--       the caller
 -- A new room's settings also get `born`: the server's time of its making, which tells
 -- it from a room of the same name deleted before (room_admit.lua's request records).
 -- Reply: reply() of room_lib.lua with code ok and no ticket, or code conflict (nothing
@@ -60,8 +60,7 @@ if ordering == 'lottery' and (old_ordering ~= 'lottery' or state == '') then
     commit_draw(now, ARGV[5], ARGV[6])
 end
 redis.call('HINCRBY', K_SETTINGS, 'version', 1)
-local s = load_settings()
 ACTOR = 'engine'  -- whom a larger capacity lets in, the engine lets in
-settle(now, lease_clock(now, ARGV[2]), tonumber(ARGV[3]), s)
+local s = live_room(now)  -- the settings as changed, and the upkeep under them
 touch()
 return reply('ok', '', nil, s, now)

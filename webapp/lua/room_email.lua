@@ -3,17 +3,19 @@
 -- seat is offered to them (room_lib.lua offer()). Only while the ticket waits: an
 -- offered or seated ticket has been told already, an ended one needs nothing.
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now (unused), 2 sweep interval (unused), 3 the ticket, 4 the email (already
---       normalised; '' = remove it), 5 the visitor's language
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; all unused),
+--       4 the ticket, 5 the email (already normalised; '' = remove it), 6 the
+--       visitor's language
 -- Reply: 1 set | 0 no waiting ticket
-local t = get_ticket(ARGV[3])
+local token, email, lang = ARGV[4], ARGV[5], ARGV[6]
+local t = get_ticket(token)
 if not t or t.st ~= 'waiting' then
     return 0
 end
-if ARGV[4] == '' then
+if email == '' then
     t.em, t.lg = nil, nil
 else
-    t.em, t.lg = ARGV[4], ARGV[5] ~= '' and ARGV[5] or 'en'
+    t.em, t.lg = email, lang ~= '' and lang or 'en'
 end
-put_ticket(ARGV[3], t)
+put_ticket(token, t)
 return 1

@@ -3,8 +3,8 @@
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 upkeep batch size,
---       then eight per joiner: a fresh token, identity ('' = none), display name, most
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then eight per
+--       joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit), the settings version the
 --       caller's limit was worked out from ('' = any), an email to be told at when a
 --       seat is offered ('' = none; already normalised), the visitor's language (with
@@ -88,7 +88,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
 end
 
 local replies = {}
-local s = load_settings()
+local s, lease = live_room(now)
 if not s or s.waitlist then
     for _ = FIRST, #ARGV, EACH do
         replies[#replies + 1] = s and reply('waitlist', '', nil, s, now)
@@ -96,8 +96,6 @@ if not s or s.waitlist then
     end
     return replies
 end
-local lease = lease_clock(now, ARGV[2])
-settle(now, lease, tonumber(ARGV[3]), s)
 for i = FIRST, #ARGV, EACH do
     replies[#replies + 1] = join_one(s, lease, unpack(ARGV, i, i + EACH - 1))
 end

@@ -2,15 +2,16 @@
 -- room_leave.lua: a ticket gives up its seat or place (or an admin removes it).
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
---       4 why (left | removed), 5 upkeep batch size, 6 who removes ('' = the visitor)
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
+--       5 why (left | removed), 6 who removes ('' = the visitor)
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown
-local now, token, why = clock(ARGV[1]), ARGV[3], ARGV[4]
-local s = load_settings()
+local now, token, why = clock(ARGV[1]), ARGV[4], ARGV[5]
+local s, lease = live_room(now, false)  -- the upkeep after the leave: its seat is offered at once
 if not s then
     return reply('no_room', token, nil, nil, now)
+elseif not lease then  -- a waitlist room: no live tickets
+    return reply('unknown', token, nil, s, now)
 end
-local lease = lease_clock(now, ARGV[2])
 local t = get_ticket(token)
 if t and t.st ~= 'ended' and not lapse_if_due(token, t, now, lease) then
     if ARGV[6] and ARGV[6] ~= '' then
@@ -19,7 +20,7 @@ if t and t.st ~= 'ended' and not lapse_if_due(token, t, now, lease) then
     end_ticket(token, t, why, now)
     ACTOR = 'engine'
 end
-settle(now, lease, tonumber(ARGV[5]), s)
+upkeep(now, lease, s)
 if not t then
     return reply('unknown', token, nil, s, now)
 end

@@ -1,15 +1,15 @@
 --!include room_lib.lua
 -- room_move.lua: an admin moves a waiting ticket to another place in line (1 = front).
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token, 4 the place,
---       5 who moves it, 6 upkeep batch size
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
+--       5 the place, 6 who moves it
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_waiting
-local now, token, place = clock(ARGV[1]), ARGV[3], math.max(tonumber(ARGV[4]), 1)
-local s, t, refusal, lease = live_ticket(now, ARGV[2], token, tonumber(ARGV[6]))
+local now, token, place = clock(ARGV[1]), ARGV[4], math.max(tonumber(ARGV[5]), 1)
+local s, t, refusal = live_ticket(now, token)
 if refusal then
     return refusal
 end
-ACTOR = ARGV[5]  -- after the upkeep, which is the engine's
+ACTOR = ARGV[6]  -- after the upkeep, which is the engine's
 if t.st ~= 'waiting' then
     return reply('not_waiting', token, t, s, now)
 end

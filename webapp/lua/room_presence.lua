@@ -4,11 +4,11 @@
 -- room's grace_seconds (at most), so a reload or a glitch does not lose it. Several open sockets
 -- of one ticket keep each other's seat: the next beat of any of them renews it.
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 sweep interval ('' = none), 3 token,
---       4 op (open | beat | close), 5 hold seconds for open and beat, 6 upkeep batch size
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
+--       5 op (open | beat | close), 6 hold seconds for open and beat
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_seated
-local now, token, op, hold = clock(ARGV[1]), ARGV[3], ARGV[4], tonumber(ARGV[5])
-local s, t, refusal, lease = live_ticket(now, ARGV[2], token, tonumber(ARGV[6]))
+local now, token, op, hold = clock(ARGV[1]), ARGV[4], ARGV[5], tonumber(ARGV[6])
+local s, t, refusal, lease = live_ticket(now, token)
 if refusal then
     return refusal
 end

@@ -3,12 +3,13 @@
 -- new one, so the room's participant list and the admin panel show it from their next
 -- update. An ended ticket keeps the name it ended with.
 -- KEYS: the room's sixteen keys (room_lib.lua)
--- ARGV: 1 now (unused), 2 sweep interval (unused), 3 the ticket, 4 the new name
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; all unused),
+--       4 the ticket, 5 the new name
 -- Reply: 1 renamed | 0 no live ticket
-local t = get_ticket(ARGV[3])
+local t = get_ticket(ARGV[4])
 if not t or t.st == 'ended' then
     return 0
 end
-t.n = ARGV[4]
-put_ticket(ARGV[3], t)
+t.n = ARGV[5]
+put_ticket(ARGV[4], t)
 return 1

@@ -3,10 +3,11 @@
 -- perhaps a referral code. The same email key again gets the same entry back; it may
 -- then bring a referral code if the entry has none yet and is not yet confirmed.
 -- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 a fresh entry id, 3 display name, 4 email (as
---       mailed), 5 email key (one per mailbox), 6 referral code ('' = none), 7 hashed
---       address ('' = unknown), 8 hashed network (/24, /56), 9 hashed device id ('' = none),
---       10 the joiner's language (en, de, es; '' = en), for its emails
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
+--       used), 4 a fresh entry id, 5 display name, 6 email (as mailed), 7 email key
+--       (one per mailbox), 8 referral code ('' = none), 9 hashed address
+--       ('' = unknown), 10 hashed network (/24, /56), 11 hashed device id ('' = none),
+--       12 the joiner's language (en, de, es; '' = en), for its emails
 -- A new entry gets its confirmation email (outbox: confirm) from this script; an
 -- unconfirmed one that signs up again, another (field nth), within limits.
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |
@@ -14,7 +15,7 @@
 local CONFIRM_SENDS = 3   -- confirmation emails per entry, at most
 local CONFIRM_GAP = 3600  -- seconds between two of them, at least
 use_waitlist_keys(17)
-local now, id, code = clock(ARGV[1]), ARGV[2], ARGV[6]
+local now, id, code = clock(ARGV[1]), ARGV[4], ARGV[8]
 local s = load_settings()
 if not s then
     return entry_reply('no_room', '', nil, nil, nil, now)
@@ -24,7 +25,7 @@ if not s.waitlist then
 end
 local w = load_waitlist()
 
-local existing = redis.call('HGET', W.emails, ARGV[5])
+local existing = redis.call('HGET', W.emails, ARGV[7])
 local known = existing and get_entry(existing)
 if known then
     local changed = false
@@ -63,23 +64,23 @@ if not rc then
     return entry_reply('taken', '', nil, s, w, now)
 end
 
-local e = {n = ARGV[3], em = ARGV[4], ek = ARGV[5], rc = rc, ok = false, p = 0,
+local e = {n = ARGV[5], em = ARGV[6], ek = ARGV[7], rc = rc, ok = false, p = 0,
     seq = redis.call('INCR', W.seq), j = now, st = 'waiting', rf = {c = 0, h = 0, p = 0}}
-if ARGV[7] ~= '' then
-    e.ip, e.ac = ARGV[7], redis.call('HINCRBY', W.addresses, ARGV[7], 1)
-end
-if ARGV[8] ~= '' then
-    e.net = ARGV[8]
-end
 if ARGV[9] ~= '' then
-    e.dev = ARGV[9]
+    e.ip, e.ac = ARGV[9], redis.call('HINCRBY', W.addresses, ARGV[9], 1)
 end
-if (ARGV[10] or '') ~= '' then
-    e.lg = ARGV[10]
+if ARGV[10] ~= '' then
+    e.net = ARGV[10]
+end
+if ARGV[11] ~= '' then
+    e.dev = ARGV[11]
+end
+if (ARGV[12] or '') ~= '' then
+    e.lg = ARGV[12]
 end
 refer(id, e, code)
 redis.call('ZADD', W.line, order_score(w, e), id)
-redis.call('HSET', W.emails, ARGV[5], id)
+redis.call('HSET', W.emails, ARGV[7], id)
 put_entry(id, e)
 notify('confirm', id, e, now)
 count('joined', now)

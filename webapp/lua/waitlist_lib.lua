@@ -119,19 +119,7 @@ end
 -- A short code naming an entry: shared as a referral code, told to support. 8 of
 -- Crockford's base-32 characters (40 bits) from the entry id's hash; another on a clash.
 local function new_referral_code(id)
-    for attempt = 0, 19 do
-        local n = tonumber(string.sub(redis.sha1hex(id .. ':rc:' .. attempt), 1, 10), 16)
-        local code = ''
-        for _ = 1, 8 do
-            local i = n % 32
-            code = code .. string.sub(CODE_CHARS, i + 1, i + 1)
-            n = math.floor(n / 32)
-        end
-        if redis.call('HSETNX', W.codes, code, id) == 1 then
-            return code
-        end
-    end
-    return nil
+    return unique_code(W.codes, id, ':rc:', 8, 20)
 end
 
 local function counts(e)

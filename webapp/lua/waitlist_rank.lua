@@ -4,15 +4,16 @@
 -- already ranked, or no longer waiting, is left alone, so two processes ranking at once
 -- (the sweep and an admin) do no harm. The draw is done when nobody is left unranked.
 -- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 who draws, then entry id, score pairs
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
+--       used), 4 who draws, then entry id, score pairs
 -- Reply: {state, participants left unranked}
 use_waitlist_keys(17)
 local now = clock(ARGV[1])
-ACTOR = ARGV[2]
+ACTOR = ARGV[4]
 if redis.call('HGET', W.meta, 'state') ~= 'ranking' then
     return {redis.call('HGET', W.meta, 'state') or '', 0}
 end
-for i = 3, #ARGV - 1, 2 do
+for i = 5, #ARGV - 1, 2 do
     local id, score = ARGV[i], ARGV[i + 1]
     local was = tonumber(redis.call('ZSCORE', W.line, id))
     if was and was < DRAWN then

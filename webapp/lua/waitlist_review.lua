@@ -4,16 +4,17 @@
 -- and its place follows at once). The cap still applies to a release; each is audited
 -- under the admin's name.
 -- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
--- ARGV: 1 now ('' = Redis TIME), 2 the referee's entry id, 3 release | void, 4 who
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
+--       used), 4 the referee's entry id, 5 release | void, 6 who
 -- Reply: entry_reply() of the referee; code ok | no_room | not_waitlist | unknown |
 --   not_held (neither held, nor credited when voiding)
 local now = clock(ARGV[1])
-ACTOR = ARGV[4]
-local s, w, x, x_id, refusal = waitlist_entry(now, ARGV[2])
+ACTOR = ARGV[6]
+local s, w, x, x_id, refusal = waitlist_entry(now, ARGV[4])
 if refusal then
     return refusal
 end
-if x.rs == 'credited' and ARGV[3] == 'void' then
+if x.rs == 'credited' and ARGV[5] == 'void' then
     local r = get_entry(x.by)
     local gave = x.rp or 0
     x.rs, x.rw, x.rp = 'void', 'admin', 0
@@ -39,7 +40,7 @@ if r then
     local rf = counts(r)
     rf.h = math.max(rf.h - 1, 0)
 end
-if r and ARGV[3] == 'release' then
+if r and ARGV[5] == 'release' then
     credit(x_id, x, x.by, r, w, now, ' (released)')
 else
     x.rs, x.rw = 'void', r and 'admin' or 'gone'

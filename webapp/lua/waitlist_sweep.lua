@@ -16,7 +16,8 @@
 -- Says whether the draw is due (draw_at passed) or under way, for the caller to hold or
 -- finish it.
 -- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
--- ARGV: 1 now ('' = Redis TIME)
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
+--       used)
 -- Reply: {how many were admitted (schedule and replacements), the draw's business:
 --   '' | start | rank, how many lapsed, how many were told they are nearly in}
 local LAPSE_BATCH = 100

@@ -1,12 +1,17 @@
 """Loads the Lua scripts in ``webapp/lua`` and registers them on a Redis client.
 
-A script whose first line is ``--!include other.lua`` gets that file's text in front of
-it, so the room scripts share one set of rules (``room_lib.lua``) without copying it.
-redis-py's ``Script`` runs them with EVALSHA and reloads them after a NOSCRIPT error.
+A script (or a library) may start with ``--!include other.lua`` lines, one library
+each: the loader puts those files in front of it, each library's own includes first,
+and every library once however many files include it (in the order first included).
+So the room scripts share one set of rules (``room_lib.lua``, which includes
+``room_base.lua`` and ``room_stats.lua``) without copying it. A missing library or an
+include cycle is an error when the script is loaded. redis-py's ``Script`` runs the
+result with EVALSHA and reloads it after a NOSCRIPT error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -16,15 +21,52 @@ from redis.commands.core import Script
 INCLUDE = "--!include "
 
 
+class ScriptError(RuntimeError):
+    """A script that cannot be put together: a missing library or an include cycle."""
+
+
+def _read(name: str) -> str:
+    path = resources.files("webapp").joinpath("lua", f"{name}.lua")
+    if not path.is_file():
+        raise ScriptError(f"no Lua file lua/{name}.lua")
+    return path.read_text("utf-8")
+
+
+def split_includes(text: str) -> tuple[list[str], str]:
+    """The libraries a file includes (its leading ``--!include`` lines, in order) and
+    the rest of its text."""
+    lines = text.split("\n")
+    names = []
+    while lines and lines[0].startswith(INCLUDE):
+        names.append(lines.pop(0).removeprefix(INCLUDE).strip().removesuffix(".lua"))
+    return names, "\n".join(lines)
+
+
 @cache
 def source(name: str) -> str:
-    """The full text of ``lua/<name>.lua`` with its include, if any, in front."""
-    text = resources.files("webapp").joinpath("lua", f"{name}.lua").read_text("utf-8")
-    first, _, rest = text.partition("\n")
-    if first.startswith(INCLUDE):
-        included = first.removeprefix(INCLUDE).strip().removesuffix(".lua")
-        return source(included) + "\n" + rest
-    return text
+    """The full text of ``lua/<name>.lua``: every library it includes, directly or not,
+    in front of it, each once, a library's own includes before it."""
+    return assemble(name, _read)
+
+
+def assemble(name: str, read: Callable[[str], str]) -> str:
+    """``source`` of the file ``name``, with ``read(name)`` giving a file's own text."""
+    order: list[str] = []
+    bodies: dict[str, str] = {}
+
+    def visit(current: str, path: tuple[str, ...]) -> None:
+        if current in path:
+            raise ScriptError("Lua include cycle: " + " -> ".join((*path, current)))
+        if current in bodies:
+            return
+        includes, body = split_includes(read(current))
+        for included in includes:
+            visit(included, (*path, current))
+        bodies[current] = body
+        order.append(current)
+
+    visit(name, ())
+    return "\n".join(bodies[part] for part in order)
 
 
 class Scripts:

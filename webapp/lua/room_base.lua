@@ -1,0 +1,123 @@
+-- room_base.lua: what every room script stands on: the room's keys, its settings, its
+-- tickets, the clock, the audit log, and the TTL bookkeeping of keys a script creates.
+-- Included (through room_lib.lua) by every script about a room; never run alone.
+--
+-- ARGV of every script that includes it: 1 now ('' = Redis TIME), 2 the sweep interval
+-- in seconds ('' = no sweep runs), 3 the upkeep batch size (the most of each kind of
+-- item one upkeep handles); a script's own arguments follow from ARGV[4].
+--
+-- KEYS (every room script takes the same sixteen, all with the room's hash tag):
+--   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
+--                        max_wait_seconds, max_line_length, status, admission_mode,
+--                        version, notice, notice_at, born (when the room was made)
+--   2 seq         string the line's sequence: one number per joiner, never reused
+--   3 line        zset   waiting ticket -> sequence number (the order of the line)
+--   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
+--   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
+--   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c,
+--                        em, lg: the email told when a seat is offered, its language}
+--   7 identities  hash   identity -> its live ticket (one person, one place)
+--   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
+--   9 stats       hash   time-decayed statistics: "<event>" = "n s q t" (record()), and
+--                        counters: "count:<what>", "waits:*", "line:admitted", "free:from"
+--  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds);
+--                        renewed (when every key's TTL was last renewed, see touch())
+--  11 audit       stream admin actions and admissions: kind, who, code, name, detail
+--  12 codes       hash   support code -> ticket
+--  13 history     hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
+--                        or sample (w: waiting, s: seats), a day of minutes kept
+--  14 predictions hash   waiting ticket -> "wait,low,high" predicted at its join
+--  15 accuracy    stream predicted against actual wait of each admission from the line
+--  16 outbox      stream notices for the mailer (webapp/mailer.py). A live room writes
+--                        kind offered (a seat offered to a ticket that gave an email: em,
+--                        lg on its record): entry (the token), email, name, lang, at,
+--                        until (the offer's deadline); capped, TTL as a runtime key. A
+--                        waitlist room's outbox is the same key (waitlist_lib.lua).
+
+local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_TICKETS, K_IDENT, K_ENDED, K_STATS, K_CLOCK = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local K_AUDIT, K_CODES, K_HISTORY = KEYS[11], KEYS[12], KEYS[13]
+local K_PREDICTIONS, K_ACCURACY, K_OUTBOX = KEYS[14], KEYS[15], KEYS[16]
+
+local BATCH = tonumber(ARGV[3])  -- the upkeep batch size, ARGV[3] of every script
+
+local RETAIN = 3600        -- seconds an ended ticket is remembered (410, not 404)
+local IDLE_TTL = 172800    -- seconds: an untouched room's runtime keys expire (a bound)
+local STATS_TTL = 2592000  -- seconds: an untouched room's statistics expire
+local RENEW_EVERY = 3600   -- seconds between renewals of every key's TTL (touch())
+local SEEN_EVERY = 0.25    -- seconds: how often "seen" is written (its precision)
+local AUDIT_MAX = 10000    -- entries an audit stream keeps (about)
+local ACCURACY_MAX = 5000  -- admissions whose prediction is kept, for the panel (about)
+local OUTBOX_MAX = 10000   -- notices a live room's outbox keeps (about; the mailer reads it)
+
+-- Who acts: 'engine' unless a script acts for an admin (it sets ACTOR from its ARGV).
+local ACTOR = 'engine'
+
+-- The keys this script may have created (a write to a missing key makes one without a
+-- TTL): touch() gives them their TTL before the script ends. Marked where a write can
+-- create its key, from what the script already knows (a count that was 0, a counter
+-- that is now 1), so a call that creates nothing renews nothing.
+local CREATED = {}
+local CREATED_ORDER = {}
+local function created(key)
+    if not CREATED[key] then
+        CREATED[key] = true
+        CREATED_ORDER[#CREATED_ORDER + 1] = key
+    end
+end
+
+local function clock(arg)
+    if arg ~= nil and arg ~= '' then
+        return tonumber(arg)
+    end
+    local t = redis.call('TIME')
+    return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+
+-- The settings the room scripts read (a room's hash also holds its title, description
+-- and other words for people, which no script needs, and a waitlist's own settings,
+-- which waitlist_lib.lua reads): one HMGET of ten fields, cheaper than HGETALL (or
+-- more fields) on every check-in.
+local function load_settings()
+    local v = redis.call('HMGET', K_SETTINGS, 'capacity', 'dropout_seconds', 'grace_seconds',
+        'session_seconds', 'max_line_length', 'status', 'admission_mode', 'version', 'notice',
+        'kind')
+    if not v[1] then  -- every room has a capacity: no room
+        return nil
+    end
+    return {
+        capacity = tonumber(v[1]),
+        dropout = tonumber(v[2]),
+        grace = tonumber(v[3]),
+        session = tonumber(v[4]),
+        max_line = tonumber(v[5]),  -- nil when unset ('') or absent
+        status = v[6] or nil,
+        manual = v[7] == 'manual',  -- nobody is seated but by an admin
+        version = tonumber(v[8]) or 0,  -- bumped by every change of the settings
+        notice = v[9] or '',
+        waitlist = v[10] == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
+    }
+end
+
+local function get_ticket(token)
+    local raw = redis.call('HGET', K_TICKETS, token)
+    if not raw then
+        return nil
+    end
+    return cjson.decode(raw)
+end
+
+local function put_ticket(token, t)
+    redis.call('HSET', K_TICKETS, token, cjson.encode(t))
+end
+
+-- One entry of the room's audit log. `t` may be nil (an action on the room itself).
+local function audit(now, kind, t, detail)
+    local code, name = '', ''
+    if t then
+        code, name = t.sc or '', t.n or ''
+    end
+    redis.call('XADD', K_AUDIT, 'MAXLEN', '~', AUDIT_MAX, '*', 'at', tostring(now),
+        'kind', kind, 'who', ACTOR, 'code', code, 'name', name, 'detail', detail or '')
+    created(K_AUDIT)
+end
