@@ -89,13 +89,15 @@ def test_an_admin_runs_a_manual_room(panel_server: Server, person: Any) -> None:
     admin.get_by_label("Admit even if the room is full", exact=True).check()  # capacity 1
     admin.get_by_role("button", name="Admit", exact=True).click()
     expect(admin.get_by_role("status").or_(admin.locator(".flash"))).to_contain_text("Admitted 2")
-    for page in visitors[:2]:  # let in by their next poll, with no click
-        expect(page.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
+    # let in by their next poll, with no click: with a first estimate (the typical stay)
+    # a page polls at most every half check-in window (15 s)
+    for page in visitors[:2]:
+        expect(page.get_by_role("heading", name=f"You are in {name}")).to_be_visible(timeout=20_000)
     expect(visitors[2].locator("#line-status .big")).to_have_text("1")
 
     admin.locator("#notice-text").fill("Doors close at ten")
     admin.get_by_role("button", name="Broadcast").click()
-    expect(visitors[2].locator("#notice")).to_contain_text("Doors close at ten")
+    expect(visitors[2].locator("#notice")).to_contain_text("Doors close at ten", timeout=20_000)
     expect(visitors[0].locator("#notice")).to_contain_text("Doors close at ten")  # socket
 
     late = person()
@@ -104,8 +106,8 @@ def test_an_admin_runs_a_manual_room(panel_server: Server, person: Any) -> None:
     admin.locator("#line-q").fill(code.lower())
     admin.get_by_role("button", name="Search").click()
     admin.get_by_role("button", name=re.compile(r"^Move to front\W+Dee")).click()
-    expect(late.locator("#line-status .big")).to_have_text("1")
-    expect(visitors[2].locator("#line-status .big")).to_have_text("2")
+    expect(late.locator("#line-status .big")).to_have_text("1", timeout=20_000)  # next poll
+    expect(visitors[2].locator("#line-status .big")).to_have_text("2", timeout=20_000)
 
     admin.goto(f"{server.url}/admin/rooms/{name}/audit")
     log = admin.locator("main")
@@ -212,7 +214,7 @@ def test_the_create_form_follows_the_kind_and_the_admin_s_clock(
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_remove_and_end_seat_ask_once(panel_server: Server, person: Any, javascript: bool) -> None:
-    """"Remove" and "End seat" change nothing by themselves: each opens its one
+    """ "Remove" and "End seat" change nothing by themselves: each opens its one
     confirming button, which does it (a disclosure: no script needed)."""
     server, name = panel_server, f"ask-{secrets.token_hex(3)}"
     server.admin(name, capacity=1)
@@ -228,6 +230,7 @@ def test_remove_and_end_seat_ask_once(panel_server: Server, person: Any, javascr
     assert server.api("GET", f"/api/rooms/{name}/qsize")["len"] == 0
     admin.locator("#seated summary", has_text="End seat").click()
     assert server.api("GET", f"/api/rooms/{name}/qsize")["active"] == 1
-    admin.get_by_role("button", name=re.compile(rf"Yes, end the seat of {seated['support_code']}")).click()
+    end = re.compile(rf"Yes, end the seat of {seated['support_code']}")
+    admin.get_by_role("button", name=end).click()
     expect(admin.locator(".flash")).to_contain_text("Ended the seat")
     assert server.api("GET", f"/api/rooms/{name}/qsize")["active"] == 0

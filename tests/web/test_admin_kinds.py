@@ -211,6 +211,7 @@ def test_the_overview_has_a_table_for_each_kind(panel, rooms, visits, waitlists)
     live = page[page.index('id="live-caption"') : page.index("</table>")]
     waitlist = page[page.index('id="waitlists-caption"') :]
     assert "hall" in live and "launch" not in live and "0 / 2" in live
+    assert "none: a seat is free" in live  # no wait to estimate with seats free
     assert "launch" in waitlist and "Seats taken" not in waitlist
     row = waitlist[waitlist.index('href="/admin/rooms/launch"') :]
     cells = re.findall(r'data-label="([^"]+)" class="num">([^<]+)<', row[: row.index("</tr>")])
