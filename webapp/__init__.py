@@ -60,11 +60,14 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin,
         admin_api,
         admin_auth,
-        admin_waitlist,  # noqa: F401 (imported for its routes, on admin.bp)
+        admin_people,
+        admin_settings,
+        admin_waitlist,
         api,
         claims,
         errors,
         extras,
+        filters,
         health,
         language,
         move,
@@ -76,6 +79,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
+    filters.init_app(app)  # times in UTC, spans, the panel's words
     security.init_app(app, exempt=[api.bp, admin_api.bp])  # tokens, never cookies
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
@@ -87,7 +91,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`
-    app.register_blueprint(admin.bp)  # the control panel, behind that login
+    # the control panel, behind that login: its pages, then its actions
+    for panel in (admin, admin_settings, admin_people, admin_waitlist):
+        app.register_blueprint(panel.bp)
     ws.init_app(app)
     metrics_views.init_app(app)  # /metrics, and every request timed
 

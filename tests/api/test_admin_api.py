@@ -112,7 +112,7 @@ def test_overview_has_every_room_with_settings_and_figures(client, call, make_ro
     """GET /api/admin/rooms: every room by name, its settings, seats, line, per-minute
     figures over 10 minutes, the wait at the back and the notice."""
     make_room("b-room", capacity=1, dropout_seconds=30)
-    make_room("a-room", capacity=4, admission_mode="manual")
+    make_room("a-room", capacity=4, admission_mode="manual", typical_stay_seconds=None)
     line(3, room="b-room")  # one seated at once, two waiting
     line(2, room="a-room")
     call("POST", "/api/admin/rooms/a-room/notice", {"text": "Doors open at 8"})
@@ -129,7 +129,7 @@ def test_overview_has_every_room_with_settings_and_figures(client, call, make_ro
     assert (b["active"], b["waiting"], b["notice"]) == (1, 1, None)
     assert (b["joined_per_minute"], b["admitted_per_minute"]) == (0.4, 0.1)
     assert b["dropped_per_minute"] == 0.2
-    assert a["wait_at_back"] is None  # nothing observed yet: honestly unknown
+    assert a["wait_at_back"] is None  # nothing observed yet, no typical stay: unknown
     clock.advance(600)
     assert call("GET", "/api/admin/rooms").get_json()[1]["joined_per_minute"] == 0.0
 
@@ -486,8 +486,8 @@ def test_the_audit_log_is_newest_first(busy_room, audit):
         ("admit", "api", people[1]["support_code"], "@P1", "line"),
         ("admit", "api", people[0]["support_code"], "@P0", "line"),
         ("notice", "api", "", "", '=HYPERLINK("x")'),
-        ("settings", "api", "", "", "dropout_seconds=60"),
-        ("create", "api", "", "", "capacity=2 admission_mode=manual"),
+        ("settings", "api", "", "", '[["dropout_seconds","30","60"]]'),
+        ("create", "api", "", "", '[["capacity","10","2"],["admission_mode","auto","manual"]]'),
     ]
     ids = [e["id"] for e in entries]
     assert len(set(ids)) == len(ids)

@@ -68,7 +68,7 @@ def test_bad_room_names(admin, client, name):
 
 def test_join_admitted_then_waiting(client, make_room):
     """The first joiner is admitted; the next waits at position 1, with poll_after."""
-    make_room(capacity=1)
+    make_room(capacity=1, typical_stay_seconds=None)
     first = join(client, json={"name": "Ada"})
     assert first.status_code == 200
     body = first.get_json()

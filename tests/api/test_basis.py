@@ -16,8 +16,8 @@ def test_first_in_line_gets_a_typical_wait(client, make_room):
 
 
 def test_no_typical_stay_no_wait_no_basis(client, make_room):
-    """Nothing measured and no typical stay: wait and basis are both null."""
-    make_room("plain", capacity=1)
+    """Nothing measured and the typical stay emptied: wait and basis are both null."""
+    make_room("plain", capacity=1, typical_stay_seconds=None)
     client.post("/api/rooms/plain/join")
     reply = client.post("/api/rooms/plain/join").get_json()
     assert reply["wait"] is None

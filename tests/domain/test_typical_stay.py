@@ -1,5 +1,5 @@
-"""typical_stay_seconds: an estimate from the first visitor on, blending into the measured
-one (docs/estimates.md, "Before anything is measured")."""
+"""typical_stay_seconds: an estimate from the first visitor on, until five stays are
+measured (docs/estimates.md, "Before anything is measured")."""
 
 from __future__ import annotations
 
@@ -34,9 +34,19 @@ def test_first_in_line_sees_a_wait_from_the_typical_stay(rooms, lobby):
     assert first.estimate.spread > 0  # a guess is shown as a range
 
 
-def test_without_a_typical_stay_nothing_is_estimated_at_first(rooms, lobby):
-    """No typical stay and nothing measured: no wait and no basis."""
+def test_a_new_room_estimates_from_the_default_typical_stay(rooms, lobby):
+    """The table's default typical stay (15 minutes) gives a new room's first in line a
+    wait, labelled as resting on it."""
     rooms.configure("busy", {"capacity": 1})
+    lobby.join("busy")
+    first = lobby.join("busy")
+    assert first.basis == "typical" and first.estimate is not None
+    assert first.estimate.wait == pytest.approx(900.0)
+
+
+def test_without_a_typical_stay_nothing_is_estimated_at_first(rooms, lobby):
+    """The typical stay emptied and nothing measured: no wait and no basis."""
+    rooms.configure("busy", {"capacity": 1, "typical_stay_seconds": None})
     lobby.join("busy")
     first = lobby.join("busy")
     assert first.estimate is None
@@ -53,9 +63,10 @@ def test_paused_room_has_no_basis(rooms, lobby):
 
 
 def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock):
-    """Measured holds of 10 s against a typical stay of 30 s: once many are measured,
-    the pace is the measured one and the basis says so."""
-    seated = busy_room(rooms, typical_stay_seconds=30)
+    """Measured holds of 10 s against a typical stay of 900 s: once five are measured,
+    the pace is the measured one alone (a default far off biases nothing), and the basis
+    says so."""
+    seated = busy_room(rooms, typical_stay_seconds=900)
     turn_over(rooms, clock, seated, hold=10, times=60)
     standing = lobby.check_in("busy", rooms.participants("busy")[-1].token)
     assert standing.ticket.seated
@@ -63,17 +74,15 @@ def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock):
     assert rates is not None and rates.basis == "measured"
     measured = estimate.rates(rooms.stats("busy"), clock.now, 1)
     assert measured is not None
-    turn_blended, turn_measured = 1 / rates.service, 1 / measured.service
-    assert turn_measured < turn_blended < 30
-    assert turn_blended < 1.5 * turn_measured  # the typical stay has faded
+    assert rates.service == pytest.approx(measured.service)
 
 
-def test_blend_weighs_the_typical_stay_as_a_few_holds():
-    """Right at MIN_HOLDS the typical stay and the measured pace count about alike."""
+def test_the_typical_stay_counts_only_before_five_holds():
+    """Right at MIN_HOLDS the measured pace is the pace, whatever the typical stay."""
     now, n, hold = 1000.0, estimate.MIN_HOLDS, 10.0
     stats = {"hold:n": n, "hold:s": n * hold, "hold:q": n * hold * hold, "hold:t": now}
     alone = estimate.rates(stats, now, 1)
-    blended = estimate.rates(stats, now, 1, typical=30.0)
-    assert alone is not None and blended is not None
+    with_typical = estimate.rates(stats, now, 1, typical=30.0)
+    assert alone is not None and with_typical is not None
     assert 1 / alone.service == pytest.approx(hold)
-    assert 1 / blended.service == pytest.approx((n * hold + estimate.TYPICAL_WEIGHT * 30) / 10)
+    assert with_typical == alone

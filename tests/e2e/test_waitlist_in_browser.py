@@ -131,7 +131,7 @@ def test_a_visitor_moves_up_by_referrals_and_is_admitted(
     admin.goto(f"{server.url}/admin/rooms/{room}")
     expect(admin.locator("#waitlist-title")).to_be_visible()
     problems += axe_check(admin, "the panel's waitlist room")
-    admin.get_by_label("How many people, from the head of the line").fill("1")
+    admin.get_by_label("How many entries, from the head of the line").fill("1")
     admin.get_by_role("button", name="Admit", exact=True).click()
     expect(admin.get_by_text("Admitted 1", exact=False)).to_be_visible()
 

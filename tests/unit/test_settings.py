@@ -1,13 +1,19 @@
-"""The settings table's free-text kind (title, description, claim_redirect_url)."""
+"""The settings table: its free-text kind (title, description, claim_redirect_url), and
+the dataclass and the admin form reading it."""
 
 import json
+from dataclasses import fields
 from pathlib import Path
+from typing import Literal, get_args, get_origin, get_type_hints
 
 import pytest
 
 import webapp
 from webapp.domain.settings import (
     BY_NAME,
+    DURATIONS,
+    GROUPS,
+    KINDS,
     SETTINGS,
     TEXT_PATTERN,
     URL_PATTERN,
@@ -64,3 +70,31 @@ def test_the_openapi_document_states_the_same_text_rules():
                 expected = URL_PATTERN if setting.url else TEXT_PATTERN
                 assert properties[setting.name]["pattern"] == expected, (schema, setting.name)
                 assert properties[setting.name]["maxLength"] == setting.text
+
+
+def test_the_dataclass_and_the_table_agree():
+    """RoomSettings has one field per row of SETTINGS, in the same order, each defaulting
+    to the row's default, of a type that holds exactly the row's values."""
+    assert [f.name for f in fields(RoomSettings)] == [s.name for s in SETTINGS]
+    hints = get_type_hints(RoomSettings)
+    defaults = RoomSettings()
+    for setting in SETTINGS:
+        assert getattr(defaults, setting.name) == setting.default, setting.name
+        hint = hints[setting.name]
+        if setting.choices:
+            assert get_origin(hint) is Literal and get_args(hint) == setting.values, setting.name
+        elif setting.text:
+            assert hint is str, setting.name
+        else:
+            assert hint == (int | None if setting.nullable else int), setting.name
+        assert setting.check(setting.default) == setting.default, setting.name
+
+
+def test_every_setting_has_a_group_and_kinds_the_form_knows():
+    """Each row names one of the form's groups and at least one kind of room; units a
+    duration is offered in are known, and only for settings counted in time."""
+    groups = {group for group, _ in GROUPS}
+    for setting in SETTINGS:
+        assert setting.group in groups and set(setting.kinds) <= set(KINDS) and setting.kinds
+        assert set(setting.units) <= set(DURATIONS)
+        assert not setting.units or setting.unit in DURATIONS, setting.name

@@ -195,7 +195,7 @@ def test_error_pages_speak_plainly(make_visitor: Any, make_room: Any) -> None:
 
 def test_line_too_long_counts_down(make_visitor: Any, make_room: Any) -> None:
     """The refusal gives one message, its Retry-After for the countdown and a retry link."""
-    make_room("hall", capacity=1, max_line_length=1)
+    make_room("hall", capacity=1, max_line_length=1, typical_stay_seconds=None)
     make_visitor("Ann").get("/rooms/hall")
     make_visitor("Bob").get("/rooms/hall")
     text = make_visitor("Cy").get("/rooms/hall").get_data(as_text=True)

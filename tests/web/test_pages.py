@@ -260,8 +260,8 @@ def test_closed_room_is_409(make_visitor: Any, make_room: Any) -> None:
 
 
 def test_admission_control_is_503_with_retry_after(make_visitor: Any, make_room: Any) -> None:
-    """A line at its limit refuses a join with 503 and Retry-After."""
-    make_room("hall", capacity=1, max_line_length=1)
+    """A line at its limit refuses a join with 503 and Retry-After (60 s: no estimate)."""
+    make_room("hall", capacity=1, max_line_length=1, typical_stay_seconds=None)
     make_visitor("Ann").get("/rooms/hall")
     make_visitor("Bob").get("/rooms/hall")
     page = make_visitor("Cy").get("/rooms/hall")

@@ -37,7 +37,6 @@ TAU = 600.0  # seconds: the decay time constant of room_lib.lua
 TAU_SHORT = 120.0  # seconds: ... of its short copies of the release statistics (".short")
 TAU_LONG = 3600.0  # seconds: ... of its long copies (".long")
 MIN_HOLDS = 5.0  # fewer (decayed) finished seat holds than this: the wait is unknown
-TYPICAL_WEIGHT = 5.0  # finished holds an admin's typical stay counts as, against the measured
 TYPICAL_ERROR = 0.25  # relative variance of a typical stay (an sd of half of it): a guess
 PRIOR_WEIGHT = 20.0  # c2 and cs2 are pulled toward the Markovian 1 as if by this many samples
 MIN_AHEAD_SEEN = 20.0  # people-ahead observed before the realized share to stay is used
@@ -298,10 +297,11 @@ def rates(
     enough of those are seen, the share of time spent in line by people who were then
     admitted.
 
-    ``typical``: the room's ``typical_stay_seconds`` (seat-seconds per release, set by
-    an admin). Until MIN_HOLDS holds are measured it alone gives the pace (basis
-    "typical"); then it counts as TYPICAL_WEIGHT holds against the measured ones, so
-    the measured pace takes over as holds are seen (basis "measured").
+    ``typical``: the room's ``typical_stay_seconds`` (seat-seconds per release: an
+    admin's, or the table's default). Until MIN_HOLDS holds are measured it alone gives
+    the pace (basis "typical"); from then on the measured pace alone does (basis
+    "measured"), so that a default far from the room's real stays never biases what is
+    measured.
     """
     recent = releases_seen(stats, now, capacity)
     if recent is None:
@@ -319,11 +319,8 @@ def rates(
     minutes, hour = strayed(short, lately, capacity), strayed(recent, earlier, capacity)
     drift = DRIFT_GAIN * max(minutes / TAU, hour / TAU_LONG)
     moved = AGAIN * max(minutes, hour)
-    turn = seen.turn
-    if typical is not None and typical > 0:
-        turn = (seen.seen * turn + TYPICAL_WEIGHT * typical) / (seen.seen + TYPICAL_WEIGHT)
     stay = stay_share(stats, now)
-    return Rates(capacity / turn, seen.c2, seen.cs2, stay, capacity, seen.error, drift, moved)
+    return Rates(capacity / seen.turn, seen.c2, seen.cs2, stay, capacity, seen.error, drift, moved)
 
 
 def stay_share(stats: Mapping[str, float], now: float) -> float:

@@ -1,6 +1,7 @@
 """A room's settings, described once: ``SETTINGS`` is the table that validation, the
-defaults, the Redis form (the room's settings hash), the API and the admin panel's
-form all read. No Flask here."""
+defaults (``RoomSettings`` reads them from it), the Redis form (the room's settings
+hash), the API and the admin panel's form (its groups, the kinds of room each setting
+applies to, units and the labels of choices) all read. No Flask here."""
 
 from __future__ import annotations
 
@@ -12,17 +13,28 @@ from typing import Any, Literal
 RoomStatus = Literal["open", "paused", "closed"]
 STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
 AdmissionMode = Literal["auto", "manual"]
-ADMISSION_MODES: tuple[AdmissionMode, ...] = ("auto", "manual")
 RoomKind = Literal["live", "waitlist"]
 KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
 Ordering = Literal["fifo", "priority", "lottery"]
-ORDERINGS: tuple[Ordering, ...] = ("fifo", "priority", "lottery")
-
+LIVE: tuple[RoomKind, ...] = ("live",)
+WAITLIST: tuple[RoomKind, ...] = ("waitlist",)
 
 # Free-text settings: no control characters but the newline; links are http(s) with a host.
 TEXT_PATTERN = "^[^\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f]*$"
 URL_PATTERN = (
     "^(https?://[^\\u0000-\\u0020\\u007f-\\u009f/?#\\\\]+[^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
+)
+# Seconds in each unit a duration can be typed in on the admin form (the API takes the
+# setting's own unit, named in its name: seconds, or minutes for admit_every_minutes).
+DURATIONS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+# The admin form's groups of settings, in order: (group, heading).
+GROUPS = (
+    ("room", "The room"),
+    ("capacity", "Capacity and timing"),
+    ("presence", "Presence"),
+    ("estimates", "Estimates"),
+    ("waitlist", "The waitlist"),
+    ("referrals", "Referrals"),
 )
 
 
@@ -38,17 +50,30 @@ class Setting:
     default: int | str | None
     low: int = 0
     high: int = 0
-    nullable: bool = False  # None (empty) allowed: "no limit"
-    choices: tuple[str, ...] = ()  # a text setting: one of these
-    unit: str = ""
+    nullable: bool = False  # None (empty) allowed; ``blank`` says what it means
+    choices: tuple[tuple[str, str], ...] = ()  # a text setting: one of these (value, label)
+    unit: str = ""  # of the number as stored and in the API
     text: int = 0  # a free-text setting of at most this many characters ('' when unset)
     url: bool = False  # a free-text setting that is empty or an http(s) address
+    group: str = "room"  # where the admin form shows it (GROUPS)
+    kinds: tuple[RoomKind, ...] = KINDS  # the kinds of room it applies to
+    units: tuple[str, ...] = ()  # a duration: the units the admin form offers (DURATIONS)
+    moment: bool = False  # a point in time (Unix seconds): a date and time on the form
+    blank: str = ""  # what None means, in words ("no limit")
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The allowed values of a choice."""
+        return tuple(value for value, _ in self.choices)
+
+    def choice_label(self, value: str) -> str:
+        return dict(self.choices).get(value, value)
 
     def check(self, value: Any) -> int | str | None:
         """The value if it is allowed (JSON types: int, str, None), else InvalidSetting."""
         if self.choices:
-            if value not in self.choices:
-                raise InvalidSetting(f"{self.name} must be one of {', '.join(self.choices)}")
+            if value not in self.values:
+                raise InvalidSetting(f"{self.name} must be one of {', '.join(self.values)}")
             return str(value)
         if self.text:
             return self.check_text(value)
@@ -80,7 +105,8 @@ class Setting:
         return value.strip()
 
     def from_text(self, text: str) -> int | str | None:
-        """A value typed in a form (or stored in Redis): checked like ``check``."""
+        """A value as stored in Redis (or typed in the setting's own unit): checked like
+        ``check``."""
         if self.text:  # a browser sends a textarea's line breaks as CR LF
             return self.check_text(text.replace("\r\n", "\n"))
         text = text.strip()
@@ -98,6 +124,7 @@ class Setting:
         return "" if value is None else str(value)
 
 
+STATUS_CHOICES = (("open", "Open"), ("paused", "Paused"), ("closed", "Closed"))
 SETTINGS: tuple[Setting, ...] = (
     Setting("title", "Title", "The room's name as visitors see it (the address stays "
             "the same). Empty: the address.",
@@ -105,112 +132,134 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("description", "Description", "A line or two shown under the title on the "
             "lobby and every page of the room.",
             "", text=500),
-    Setting("capacity", "Seats", "How many people are in the room at once (a waitlist "
-            "room has no seats: it does not apply there).",
-            10, 1, 1_000_000),
+    Setting("capacity", "Capacity", "How many people can be in the room at once: its "
+            "seats.",
+            10, 1, 1_000_000, unit="seats", group="capacity", kinds=LIVE),
     Setting("dropout_seconds", "Check-in window", "A visitor in line who does not check "
             "in for this long drops out (the waiting page checks in for them).",
-            30, 5, 3600, unit="seconds"),
+            30, 5, 3600, unit="seconds", group="presence", kinds=LIVE,
+            units=("seconds", "minutes")),
     Setting("grace_seconds", "Grace period", "How long someone in the room keeps the "
             "seat after the page closes or the connection drops.",
-            15, 1, 3600, unit="seconds"),
+            15, 1, 3600, unit="seconds", group="presence", kinds=LIVE,
+            units=("seconds", "minutes")),
     Setting("session_seconds", "Seat without a page", "How long a seat is held without "
             "an open room page (an API client's seat, renewed by each check-in).",
-            600, 10, 86400, unit="seconds"),
+            600, 10, 86400, unit="seconds", group="presence", kinds=LIVE,
+            units=("seconds", "minutes", "hours")),
+    # A default, so that the first visitors of a new room see a wait (labelled as a first
+    # estimate) rather than none until five stays are measured (docs/estimates.md).
     Setting("typical_stay_seconds", "Typical stay", "How long a person usually holds a "
-            "seat. It gives the first visitors an estimate until enough stays have been "
-            "measured. Empty: no estimate until then.",
-            None, 1, 7 * 86400, nullable=True, unit="seconds"),
-    Setting("opens_at", "Opens at", "When a paused or closed room opens again, in Unix "
-            "time (seconds), shown to visitors. Empty: not announced.",
-            None, 0, 4_102_444_800, nullable=True, unit="Unix time"),
+            "seat. Until five stays are measured, wait estimates come from it alone "
+            "(visitors see them labelled as a first estimate). 15 minutes unless you set "
+            "it, a usual visit to a live chat, so that a new room's first visitors are "
+            "told something rather than nothing. Empty: no estimate until stays are "
+            "measured.",
+            900, 1, 7 * 86400, nullable=True, unit="seconds", group="estimates",
+            kinds=LIVE, units=("minutes", "hours"), blank="none"),
+    Setting("opens_at", "Opens at", "When a paused or closed room opens again, shown to "
+            "visitors. Empty: not announced.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time", moment=True,
+            blank="not announced"),
     Setting("max_wait_seconds", "Longest wait", "Refuse new joiners whose estimated wait "
             "is longer than this. Empty: no limit.",
-            None, 1, 7 * 86400, nullable=True, unit="seconds"),
+            None, 1, 7 * 86400, nullable=True, unit="seconds", group="capacity",
+            kinds=LIVE, units=("minutes", "hours", "days"), blank="no limit"),
     Setting("max_line_length", "Longest line", "Refuse new joiners when this many are "
             "waiting. Empty: no limit.",
-            None, 1, 10_000_000, nullable=True, unit="people"),
+            None, 1, 10_000_000, nullable=True, unit="people", blank="no limit"),
     Setting("status", "Status", "Open: people join and are let in. Paused: people join "
             "but nobody is let in. Closed: nobody new joins.",
-            "open", choices=STATUSES),
+            "open", choices=STATUS_CHOICES),
     Setting("admission_mode", "Admission", "Automatic: seats fill from the line as they "
             "free up. Manual: nobody is seated except by an admin.",
-            "auto", choices=ADMISSION_MODES),
+            "auto", choices=(("auto", "Automatic"), ("manual", "Manual")),
+            group="capacity", kinds=LIVE),
     # Waitlist rooms (issue 13): the settings below apply to them alone.
     Setting("kind", "Kind", "Live: people wait on the page, checking in, and take a seat "
             "in the room. Waitlist: people sign up with an email and wait, days if need "
             "be, without checking in; only an admin or the schedule lets them in. Changes "
             "only while nobody waits or holds a seat.",
-            "live", choices=KINDS),
-    Setting("ordering", "Order", "Waitlist rooms. First come: join order. Priority: "
-            "referral points first, then join order. Lottery: a random draw anyone can "
-            "verify, held at the draw time or by an admin; later joiners go to the back. "
-            "Changes only while nobody waits, except to lottery before its draw.",
-            "fifo", choices=ORDERINGS),
+            "live", choices=(("live", "Live room"), ("waitlist", "Waitlist"))),
+    Setting("ordering", "Order", "First come: join order. Priority: referral points "
+            "first, then join order. Lottery: a random draw anyone can verify, held at "
+            "the draw time or by an admin; later joiners go to the back. Changes only "
+            "while nobody waits, except to lottery before its draw.",
+            "fifo", choices=(("fifo", "First come"), ("priority", "Priority"),
+                             ("lottery", "Lottery")),
+            group="waitlist", kinds=WAITLIST),
     # The cap stays below 2**21 so that a priority score stays exact (waitlist.py).
-    Setting("referral_boost", "Referral boost", "Waitlist rooms: the points a referrer "
-            "earns for each referee who confirms their email.",
-            100, 0, 1_000_000, unit="points"),
-    Setting("referral_cap", "Most referral points", "Waitlist rooms: the most points one "
-            "entry can earn from referrals.",
-            500, 0, 1_000_000, unit="points"),
-    Setting("referral_velocity", "Referral credits per hour", "Waitlist rooms: a "
-            "referrer's credits beyond this many in an hour are held for an admin's review.",
-            10, 1, 1000, unit="credits"),
-    Setting("entries_per_address", "Entries per address", "Waitlist rooms: a referral "
-            "from an address that already had this many entries is held for review "
-            "(as is one from the referrer's own network or device).",
-            3, 1, 10_000, unit="entries"),
-    Setting("draw_at", "Draw time", "Lottery waitlists: when the draw is held, in Unix "
-            "time (seconds). Empty: only when an admin holds it.",
-            None, 0, 4_102_444_800, nullable=True, unit="Unix time"),
-    Setting("admit_every_minutes", "Admit every", "Waitlist rooms: let the next batch in "
-            "every this many minutes (once per period). Empty: only admins let people in.",
-            None, 1, 10_080, nullable=True, unit="minutes"),
-    Setting("admit_batch", "Batch size", "Waitlist rooms: how many the schedule lets in "
-            "each time (confirmed entries only, in order).",
-            100, 1, 100_000, unit="people"),
-    Setting("claim_seconds", "Time to claim", "Waitlist rooms: how long someone let in has "
-            "to claim their place with the link in their email.",
-            172_800, 60, 30 * 86400, unit="seconds"),
-    Setting("claim_redirect_url", "After claiming", "Waitlist rooms: the page someone is "
-            "sent to once they claim their place. Empty: a \"you're in\" page.",
-            "", text=500, url=True),
-    Setting("notify_near", "Nearly-in email", "Waitlist rooms: email an entry when it "
-            "reaches this many places from the front. Empty: no such email.",
-            None, 1, 100_000, nullable=True, unit="places"),
+    Setting("referral_boost", "Referral boost", "The points a referrer earns for each "
+            "referee who confirms their email.",
+            100, 0, 1_000_000, unit="points", group="referrals", kinds=WAITLIST),
+    Setting("referral_cap", "Most referral points", "The most points one entry can earn "
+            "from referrals.",
+            500, 0, 1_000_000, unit="points", group="referrals", kinds=WAITLIST),
+    Setting("referral_velocity", "Referral credits per hour", "A referrer's credits "
+            "beyond this many in an hour are held for an admin's review.",
+            10, 1, 1000, unit="credits", group="referrals", kinds=WAITLIST),
+    Setting("entries_per_address", "Entries per address", "A referral from an address "
+            "that already had this many entries is held for review (as is one from the "
+            "referrer's own network or device).",
+            3, 1, 10_000, unit="entries", group="referrals", kinds=WAITLIST),
+    Setting("draw_at", "Draw time", "Lotteries: when the draw is held. Empty: only when "
+            "an admin holds it.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time", group="waitlist",
+            kinds=WAITLIST, moment=True, blank="only by an admin"),
+    Setting("admit_every_minutes", "Admit every", "Let the next batch in every this long "
+            "(once per period). Empty: only admins let people in.",
+            None, 1, 10_080, nullable=True, unit="minutes", group="waitlist",
+            kinds=WAITLIST, units=("minutes", "hours", "days"), blank="only admins"),
+    Setting("admit_batch", "Batch size", "How many the schedule lets in each time "
+            "(confirmed entries only, in order).",
+            100, 1, 100_000, unit="people", group="waitlist", kinds=WAITLIST),
+    Setting("claim_seconds", "Time to claim", "How long someone let in has to claim "
+            "their place with the link in their email.",
+            172_800, 60, 30 * 86400, unit="seconds", group="waitlist", kinds=WAITLIST,
+            units=("minutes", "hours", "days")),
+    Setting("claim_redirect_url", "After claiming", "The page someone is sent to once "
+            "they claim their place. Empty: a \"you're in\" page.",
+            "", text=500, url=True, group="waitlist", kinds=WAITLIST),
+    Setting("notify_near", "Nearly-in email", "Email an entry when it reaches this many "
+            "places from the front. Empty: no such email.",
+            None, 1, 100_000, nullable=True, unit="places", group="waitlist",
+            kinds=WAITLIST, blank="none"),
 )  # fmt: skip
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
 
+DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
+
+
 @dataclass(frozen=True)
 class RoomSettings:
-    """One room's settings as typed values (the defaults are those of ``SETTINGS``)."""
+    """One room's settings as typed values; the defaults are the table's (a test checks
+    that the two name the same settings, of the same types)."""
 
-    title: str = ""
-    description: str = ""
-    capacity: int = 10
-    dropout_seconds: int = 30
-    grace_seconds: int = 15
-    session_seconds: int = 600
-    typical_stay_seconds: int | None = None
-    opens_at: int | None = None
-    max_wait_seconds: int | None = None
-    max_line_length: int | None = None
-    status: RoomStatus = "open"
-    admission_mode: AdmissionMode = "auto"
-    kind: RoomKind = "live"
-    ordering: Ordering = "fifo"
-    referral_boost: int = 100
-    referral_cap: int = 500
-    referral_velocity: int = 10
-    entries_per_address: int = 3
-    draw_at: int | None = None
-    admit_every_minutes: int | None = None
-    admit_batch: int = 100
-    claim_seconds: int = 172_800
-    claim_redirect_url: str = ""
-    notify_near: int | None = None
+    title: str = DEFAULTS["title"]
+    description: str = DEFAULTS["description"]
+    capacity: int = DEFAULTS["capacity"]
+    dropout_seconds: int = DEFAULTS["dropout_seconds"]
+    grace_seconds: int = DEFAULTS["grace_seconds"]
+    session_seconds: int = DEFAULTS["session_seconds"]
+    typical_stay_seconds: int | None = DEFAULTS["typical_stay_seconds"]
+    opens_at: int | None = DEFAULTS["opens_at"]
+    max_wait_seconds: int | None = DEFAULTS["max_wait_seconds"]
+    max_line_length: int | None = DEFAULTS["max_line_length"]
+    status: RoomStatus = DEFAULTS["status"]
+    admission_mode: AdmissionMode = DEFAULTS["admission_mode"]
+    kind: RoomKind = DEFAULTS["kind"]
+    ordering: Ordering = DEFAULTS["ordering"]
+    referral_boost: int = DEFAULTS["referral_boost"]
+    referral_cap: int = DEFAULTS["referral_cap"]
+    referral_velocity: int = DEFAULTS["referral_velocity"]
+    entries_per_address: int = DEFAULTS["entries_per_address"]
+    draw_at: int | None = DEFAULTS["draw_at"]
+    admit_every_minutes: int | None = DEFAULTS["admit_every_minutes"]
+    admit_batch: int = DEFAULTS["admit_batch"]
+    claim_seconds: int = DEFAULTS["claim_seconds"]
+    claim_redirect_url: str = DEFAULTS["claim_redirect_url"]
+    notify_near: int | None = DEFAULTS["notify_near"]
 
     def changed(self, changes: Mapping[str, Any]) -> RoomSettings:
         """These settings with ``changes`` applied; InvalidSetting names the first bad one."""
@@ -237,6 +286,11 @@ class RoomSettings:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+def applies(setting: Setting, kind: str) -> bool:
+    """Whether ``setting`` means anything in a room of this kind."""
+    return kind in setting.kinds
+
+
 def checked(changes: Mapping[str, Any]) -> dict[str, Any]:
     """``changes`` validated against the table; InvalidSetting names the first bad one."""
     out = {}
@@ -245,15 +299,6 @@ def checked(changes: Mapping[str, Any]) -> dict[str, Any]:
         if setting is None:
             raise InvalidSetting(f"unknown setting {name[:40]!r}")
         out[name] = setting.check(value)
-    return out
-
-
-def from_form(form: Mapping[str, str]) -> dict[str, Any]:
-    """The settings typed in the admin form (text fields), validated: only those given."""
-    out = {}
-    for setting in SETTINGS:
-        if setting.name in form:
-            out[setting.name] = setting.from_text(form[setting.name])
     return out
 
 

@@ -187,8 +187,10 @@ class WaitlistFigures(NamedTuple):
     entries: int  # everyone who signed up
     waiting: int  # in line, confirmed or not
     confirmed: int  # confirmed their email (admitted ones included)
-    admitted: int
+    admitted: int  # admitted and not lapsed (claimed ones included)
     held: int  # referral boosts held for review
+    claimed: int = 0  # admitted entries that used their claim link
+    lapsed: int = 0  # admitted entries that did not claim in time
 
 
 class MailFigures(NamedTuple):
@@ -320,8 +322,12 @@ class Waitlists:
         pipe.hlen(waitlist.entries)
         for key in (waitlist.line, waitlist.ready, waitlist.admitted, waitlist.held):
             pipe.zcard(key)
-        entries, waiting, ready, admitted, held = (int(n) for n in pipe.execute())
-        return WaitlistFigures(entries, waiting, ready + admitted, admitted, held)
+        pipe.hlen(self.keys.claims(room))
+        pipe.hget(self.keys.room(room).stats, "count:lapsed")  # waitlist_sweep.lua counts
+        entries, waiting, ready, admitted, held, claimed, lapsed = (
+            int(n or 0) for n in pipe.execute()
+        )
+        return WaitlistFigures(entries, waiting, ready + admitted, admitted, held, claimed, lapsed)
 
     # -- review ----------------------------------------------------------------
 

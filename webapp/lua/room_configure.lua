@@ -13,6 +13,7 @@
 --       the caller
 -- A new room's settings also get `born`: the server's time of its making, which tells
 -- it from a room of the same name deleted before (room_admit.lua's request records).
+-- Audited as create or settings (nothing when no value changes), detail above.
 -- Reply: reply() of room_lib.lua with code ok and no ticket, or code conflict (nothing
 --   changed) with the reason in its `why`
 use_waitlist_keys(17)
@@ -48,14 +49,21 @@ if created then
     local t = redis.call('TIME')
     redis.call('HSET', K_SETTINGS, 'born', t[1] .. '.' .. t[2])
 end
+-- The audit's detail: a JSON list of [field, old value, new value], the fields that
+-- change (a new room's: every field given, its old value the default)
 local changes = {}
-if n > 0 then
-    redis.call('HSET', K_SETTINGS, unpack(ARGV, 8, 7 + 2 * n))
-    for i = 8, 7 + 2 * n, 2 do
-        changes[#changes + 1] = ARGV[i] .. '=' .. ARGV[i + 1]
+for i = 8, 7 + 2 * n, 2 do
+    local old = redis.call('HGET', K_SETTINGS, ARGV[i]) or ''
+    if created or old ~= ARGV[i + 1] then
+        changes[#changes + 1] = {ARGV[i], old, ARGV[i + 1]}
     end
 end
-audit(now, created and 'create' or 'settings', nil, table.concat(changes, ' '))
+if n > 0 then
+    redis.call('HSET', K_SETTINGS, unpack(ARGV, 8, 7 + 2 * n))
+end
+if created or #changes > 0 then
+    audit(now, created and 'create' or 'settings', nil, #changes > 0 and cjson.encode(changes) or '')
+end
 if ordering == 'lottery' and (old_ordering ~= 'lottery' or state == '') then
     commit_draw(now, ARGV[5], ARGV[6])
 end

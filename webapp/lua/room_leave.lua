@@ -1,5 +1,6 @@
 --!include room_lib.lua
--- room_leave.lua: a ticket gives up its seat or place (or an admin removes it).
+-- room_leave.lua: a ticket gives up its seat or place (or an admin removes it), audited
+-- as leave (by 'visitor') or remove (by the admin), the detail the state it had.
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
 -- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
@@ -14,9 +15,9 @@ elseif not lease then  -- a waitlist room: no live tickets
 end
 local t = get_ticket(token)
 if t and t.st ~= 'ended' and not lapse_if_due(token, t, now, lease) then
-    if ARGV[6] and ARGV[6] ~= '' then
-        ACTOR = ARGV[6]  -- the admin's removal; the upkeep after it is the engine's
-    end
+    -- the admin's removal, or the visitor's own leave (both audited); the upkeep after
+    -- it is the engine's
+    ACTOR = (ARGV[6] and ARGV[6] ~= '') and ARGV[6] or 'visitor'
     end_ticket(token, t, why, now)
     ACTOR = 'engine'
 end

@@ -91,6 +91,8 @@ local function end_ticket(token, t, why, now)
     redis.call('HDEL', K_PREDICTIONS, token)
     if why == 'removed' then
         audit(now, 'remove', t, t.st)
+    elseif why == 'left' then
+        audit(now, 'leave', t, t.st)
     end
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)

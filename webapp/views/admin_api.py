@@ -16,6 +16,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
+from webapp.links import entry_token
 from webapp.security import credential_failures, refused_credentials
 from webapp.views import lobby, reports, rooms, visits
 from webapp.views.api import json_object
@@ -149,7 +150,16 @@ def admit(room: str) -> ResponseReturnValue:
     if not isinstance(override, bool):
         raise InvalidInput("override_capacity must be true or false")
     admission = visits().admit(room, count, request_id, override, who=WHO)
-    return jsonify(admitted=list(admission.tokens), replay=admission.replay)
+    return jsonify(admitted=joined_tokens(room, admission.tokens), replay=admission.replay)
+
+
+def joined_tokens(room: str, tickets: tuple[str, ...]) -> list[str]:
+    """The tokens the joins of these tickets returned: a waitlist's entries by their
+    signed token (as its join and its links name them), a live room's as they are."""
+    settings = rooms().settings(room)
+    if settings is not None and settings.kind == "waitlist":
+        return [entry_token(room, entry) for entry in tickets]
+    return list(tickets)
 
 
 @bp.post("/rooms/<room>/remove/<token>")

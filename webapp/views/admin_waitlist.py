@@ -1,8 +1,7 @@
 """The control panel's waitlist actions (issue 13), on the panel's blueprint: held
 referral boosts released or voided, a credited one voided, the lottery drawn, and an
 entry found by email or referral code with its referral tree. Thin views over
-``webapp.domain.waitlist.Waitlists``; every change is audited under the admin's name.
-Imported by the app factory before the blueprint is registered."""
+``webapp.domain.waitlist.Waitlists``; every change is audited under the admin's name."""
 
 from __future__ import annotations
 
@@ -11,13 +10,11 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.waitlist import EntryNotFound
 from webapp.views import waitlists
-from webapp.views.admin import HELD_WHY, back, bp, existing, who
 from webapp.views.admin_auth import login_required
+from webapp.views.admin_panel import back, existing, panel_blueprint, who
+from webapp.views.admin_words import HELD_WHY, LEGS, VOID_WHY
 
-VOID_WHY = {"loop": "it closed a referral loop", "admin": "an admin voided it",
-            "gone": "its referrer is gone"}  # fmt: skip
-LEGS = {"pending": "Pending: not confirmed yet", "credited": "Credited", "held": "Held for "
-        "review", "void": "Void"}  # fmt: skip
+bp = panel_blueprint("admin_waitlist", __name__)
 MAX_QUERY = 320  # an email address at most
 
 
@@ -25,7 +22,7 @@ def after(room: str) -> ResponseReturnValue:
     """Back to the entry's page when the form came from one, else to the room's."""
     entry = request.form.get("entry", "")[:64]
     if entry:
-        return redirect(url_for("admin.entry", room=room, entry=entry), 303)
+        return redirect(url_for("admin_waitlist.entry", room=room, entry=entry), 303)
     return back(room)
 
 
@@ -65,7 +62,7 @@ def find_entry(room: str) -> ResponseReturnValue:
         flash(f"No entry has the email or referral code “{query}”." if query else
               "Type an email or a referral code to find an entry.", "error")  # fmt: skip
         return redirect(url_for("admin.room", room=room) + "#waitlist-title", 303)
-    return redirect(url_for("admin.entry", room=room, entry=found), 303)
+    return redirect(url_for("admin_waitlist.entry", room=room, entry=found), 303)
 
 
 @bp.get("/rooms/<room>/entries/<entry>")
