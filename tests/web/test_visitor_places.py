@@ -220,3 +220,15 @@ def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
     text = page.get_data(as_text=True)
     assert page.status_code == 410 and "it was not taken before the offer ran out" in text
     assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+
+
+def test_the_lobby_words_an_ended_seat_as_a_seat(make_visitor: Any, make_room: Any) -> None:
+    """A seat left from its page: the lobby says "you left" the room, a seat, not a place,
+    and offers no second way back in (the room's card has the button)."""
+    make_room("hall", capacity=1)
+    ann = make_visitor("Ann")
+    ann.join("hall")
+    ann.leave("hall")
+    text = ann.get("/").get_data(as_text=True)
+    assert "You left hall" in text and "Your seat is free for the next person." in text
+    assert ">Join again</button>" not in text and text.count('action="/rooms/hall/join"') == 1

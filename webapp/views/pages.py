@@ -64,6 +64,7 @@ def lobby_parts() -> dict[str, Any]:
         "mine": marks(found),
         "places": found,
         "places_poll": places_poll(found),
+        "seats": {room: mark.seat for room, mark in visitor.ended_marks().items()},
     }
 
 

@@ -165,7 +165,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "name": request.form.get("name", visitor.name()),
         "error": error,
     }
-    return render_template("join.html", **context), status
+    return no_store(render_template("join.html", **context)), status
 
 
 def to_gate(room: str) -> ResponseReturnValue:
