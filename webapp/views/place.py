@@ -30,7 +30,7 @@ SEATED = ("offered", "admitted")
 SEAT_ENDINGS = ("grace", "session", "unclaimed")  # reasons only a seat ends for
 TURN_MOMENT = 3  # seconds "it's your turn" shows before the page goes in (waiting.js too)
 NO_SCRIPT_POLL = 5.0  # a page without JavaScript reloads itself no more often than this
-MAX_SEAT_REFRESH = 30.0
+MAX_SEAT_REFRESH = 30.0  # ... and a room page without it at least this often
 WAITING_CONFIG = {"turnMoment": TURN_MOMENT}  # static/js/waiting.js reads it (js-config)
 
 
@@ -56,7 +56,7 @@ def show(room: str, token: str) -> ResponseReturnValue:
     if found.ended is not None:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # the check-in took a seat offered meanwhile
-        return room_page(room, token, claims=False)
+        return room_page(room, token, claims=True)
     return waiting_page(room, found.standing)
 
 
