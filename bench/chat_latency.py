@@ -104,7 +104,7 @@ def admin(url: str, room: str, settings: dict[str, Any]) -> None:
 
 
 def seated_cookie(url: str, room: str, name: str) -> str:
-    """A visitor as a browser makes one: a display name, then the room's gate."""
+    """A visitor as a browser makes one: a display name, then the room's button."""
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     with opener.open(f"{url}/", timeout=10) as reply:
@@ -113,7 +113,8 @@ def seated_cookie(url: str, room: str, name: str) -> str:
         raise RuntimeError("the lobby page has no csrf-token")
     form = urllib.parse.urlencode({"name": name, "csrf_token": token.group(1)}).encode()
     opener.open(f"{url}/name", data=form, timeout=10).close()
-    with opener.open(f"{url}/rooms/{room}", timeout=10) as reply:
+    join = urllib.parse.urlencode({"csrf_token": token.group(1)}).encode()
+    with opener.open(f"{url}/rooms/{room}/join", data=join, timeout=10) as reply:
         if "You are in" not in reply.read().decode():
             raise RuntimeError(f"{name} did not get a seat in {room}")
     return "; ".join(f"{c.name}={c.value}" for c in jar)
@@ -194,7 +195,7 @@ class BrowserMember:
         self.page.set_default_timeout(20_000)
         self.page.goto(f"{url}/rooms/{room}")
         self.page.get_by_label("Your display name").fill("browser")
-        self.page.get_by_role("button", name="Continue").click()
+        self.page.locator("#join").click()
         self.page.wait_for_selector("#connection[data-state=live]")
         self.page.evaluate(self.OBSERVE)
 

@@ -99,7 +99,8 @@ def seated_cookie(app: App, room: str, name: str) -> str:
     assert token is not None
     form = urllib.parse.urlencode({"name": name, "csrf_token": token.group(1)}).encode()
     opener.open(app.url + "/name", data=form, timeout=10).close()
-    opener.open(f"{app.url}/rooms/{room}", timeout=10).close()
+    join = urllib.parse.urlencode({"csrf_token": token.group(1)}).encode()
+    opener.open(f"{app.url}/rooms/{room}/join", data=join, timeout=10).close()
     return "; ".join(f"{c.name}={c.value}" for c in jar)
 
 

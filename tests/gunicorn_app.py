@@ -63,6 +63,19 @@ class Server:
             answer: dict[str, Any] = json.load(reply)
             return answer
 
+    def notice(self, room: str, text: str) -> None:
+        """Sets the room's notice through the admin API."""
+        request = urllib.request.Request(
+            f"{self.url}/api/admin/rooms/{room}/notice",
+            data=json.dumps({"text": text}).encode(),
+            method="POST",
+            headers={
+                "Authorization": f"Bearer {self.admin_token}",
+                "Content-Type": "application/json",
+            },
+        )
+        urllib.request.urlopen(request, timeout=5).close()
+
     def delete(self, room: str) -> None:
         """Deletes a room through the admin API."""
         request = urllib.request.Request(
@@ -107,6 +120,20 @@ class HttpVisitor:
         assert token is not None
         body = urllib.parse.urlencode({**form, "csrf_token": token.group(1)}).encode()
         return self.open(path, data=body)
+
+    def join(self, room: str) -> str:
+        """Joins the room with its button (a POST), as a person does; the room's page."""
+        return self.post(f"/rooms/{room}/join")
+
+    def leave(self, room: str) -> str:
+        """Leaves with the question's button; the room's page then says so (410: ended)."""
+        try:
+            return self.post(f"/rooms/{room}/leave")
+        except urllib.error.HTTPError as ended:
+            with contextlib.closing(ended):
+                if ended.code != 410:
+                    raise
+                return str(ended.read().decode())
 
     def cookie(self) -> str:
         return "; ".join(f"{c.name}={c.value}" for c in self.jar)

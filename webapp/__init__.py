@@ -70,6 +70,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         filters,
         health,
         language,
+        line,
         move,
         pages,
         waitlist,
@@ -85,6 +86,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(line.bp)  # the waiting page's poll, leaving, its email
     app.register_blueprint(language.bp)  # the footer's language picker
     app.register_blueprint(extras.bp)  # room headings, clock times, the favicon
     app.register_blueprint(move.bp)  # continue on another device

@@ -6,8 +6,8 @@ The language is the ``lang`` cookie set by the footer's picker, else the best ma
 (``setup.py``) and, in a source checkout, here at app start when missing or older than
 their ``.po``. The admin panel stays English.
 
-The strings of ``static/js/app.js`` travel as a JSON block in ``base.html``
-(``js_strings``), translated here like any other.
+The strings of the pages' scripts (``static/js/*.js``) travel as a JSON block in
+``base.html`` (``js_strings``), translated here like any other.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from babel import Locale, UnknownLocaleError
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
@@ -103,12 +104,28 @@ def mail_templates(folder: str, lang: str) -> Environment:
 
 
 def select_language() -> str:
+    """The page's language (the picker's choice, else Accept-Language's best match),
+    with the browser's region when it asks for one of that language (en_GB): the
+    words come from the language's catalogue, times and numbers as that region writes
+    them (19:09 in Britain, 7:09 PM in the US)."""
     if request.path.startswith("/admin"):  # the panel stays English, whatever is chosen
         return DEFAULT
     chosen = request.cookies.get(COOKIE, "")
-    if chosen in LANGUAGES:
-        return chosen
-    return request.accept_languages.best_match(LANGUAGES, default=DEFAULT) or DEFAULT
+    if chosen not in LANGUAGES:
+        chosen = request.accept_languages.best_match(LANGUAGES, default=DEFAULT) or DEFAULT
+    return regional(chosen)
+
+
+def regional(language: str) -> str:
+    """``language`` with the region of the browser's first regional tag of it, if any."""
+    for tag, _quality in request.accept_languages:
+        try:
+            locale = Locale.parse(tag, sep="-")
+        except (ValueError, TypeError, UnknownLocaleError):
+            continue
+        if locale.language == language and locale.territory:
+            return f"{language}_{locale.territory}"
+    return language
 
 
 def current_language() -> str:
@@ -116,8 +133,15 @@ def current_language() -> str:
     return locale.language if locale is not None else DEFAULT
 
 
+def clock_locale() -> str:
+    """The visitor's locale as a BCP 47 tag ("en-GB"): the scripts write clock times,
+    dates and numbers with it, as the server does."""
+    locale = get_locale()
+    return str(locale).replace("_", "-") if locale is not None else DEFAULT
+
+
 def js_strings() -> dict[str, str]:
-    """The strings of static/js/app.js in the visitor's language. ``%(name)s`` marks a
+    """The strings of the pages' scripts (static/js) in the visitor's language. ``%(name)s`` marks a
     value the script fills in; a plural is two keys, ``_one`` and ``_other`` (English,
     German and Spanish count alike)."""
     strings = {key: str(message) for key, message in JS_STRINGS.items()}
@@ -152,6 +176,7 @@ def init_app(app: Flask) -> None:
         return {
             "languages": LANGUAGES,
             "current_language": current_language,
+            "clock_locale": clock_locale,
             "js_strings": js_strings,
         }
 
@@ -162,7 +187,7 @@ def init_app(app: Flask) -> None:
         return response
 
 
-# The scripts' words (static/js/app.js reads them through t("key") and tn("key", n)).
+# The scripts' words (static/js/*.js read them through page.t("key") and page.tn("key", n)).
 JS_STRINGS = {
     # the waiting page
     "inLine": lazy_gettext("Number %(position)s in line · %(room)s"),
@@ -182,7 +207,7 @@ JS_STRINGS = {
     "turnNotifyBody": lazy_gettext("A seat in %(room)s is free for you."),
     "endedTitle": lazy_gettext("Your place has ended · %(room)s"),
     "seatEndedTitle": lazy_gettext("Your seat has ended · %(room)s"),
-    # the lobby and the error pages (static/js/lobby.js)
+    # the "line is too long" page (static/js/retry.js)
     "retrying": lazy_gettext("Trying again now…"),
     "tryNow": lazy_gettext("Try again now"),
     # the room page

@@ -9,7 +9,7 @@ itself is ``webapp.domain.claims`` (the mailer, which has no Flask, signs the sa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask import current_app, url_for
 from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
@@ -42,26 +42,34 @@ def entry_of(room: str, token: str) -> str | None:
     return _entry_in(signed, room)
 
 
-def confirm_token(room: str, entry: str) -> str:
-    return sign_confirm(current_app.config["SECRET_KEY"], room, entry)
+def confirm_token(room: str, entry: str, email: str = "") -> str:
+    return sign_confirm(current_app.config["SECRET_KEY"], room, entry, email)
 
 
-def confirm_url(room: str, entry: str) -> str:
-    """The absolute confirmation link to mail (inside a request or an app context with
-    SERVER_NAME set)."""
-    return url_for("waitlist.confirm_form", token=confirm_token(room, entry), _external=True)
+def confirm_url(room: str, entry: str, email: str = "") -> str:
+    """The absolute confirmation link to mail to ``email`` (inside a request or an app
+    context with SERVER_NAME set)."""
+    token = confirm_token(room, entry, email)
+    return url_for("waitlist.confirm_form", token=token, _external=True)
 
 
-def confirmation_of(token: str, max_age: int = CONFIRM_MAX_AGE) -> tuple[str, str] | None:
-    """(room, entry id) of a confirmation link; None if tampered with or expired."""
+class Confirmation(NamedTuple):
+    room: str
+    entry: str
+    tag: str  # the address it was sent to (claims.address_tag); '' in older links
+
+
+def confirmation_of(token: str, max_age: int = CONFIRM_MAX_AGE) -> Confirmation | None:
+    """What a confirmation link confirms; None if tampered with or expired."""
     try:
         signed = _confirms().loads(token, max_age=max_age)
     except BadSignature:  # SignatureExpired is one
         return None
-    if not (isinstance(signed, list) and len(signed) == 2):
+    if not (isinstance(signed, list) and len(signed) in (2, 3)):
         return None
-    room, entry = signed
-    return (room, entry) if isinstance(room, str) and isinstance(entry, str) else None
+    if not all(isinstance(part, str) for part in signed):
+        return None
+    return Confirmation(signed[0], signed[1], signed[2] if len(signed) == 3 else "")
 
 
 def _entry_in(signed: Any, room: str) -> str | None:

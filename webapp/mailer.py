@@ -285,7 +285,8 @@ class Mailer:
             # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
             context["window"] = format_timedelta(round(until - admitted), locale=lang)
         elif kind == "confirm":
-            context["link"] = confirm_url(s.public_url, sign_confirm(s.secret, room, entry))
+            token = sign_confirm(s.secret, room, entry, fields["email"])
+            context["link"] = confirm_url(s.public_url, token)
         message = EmailMessage()
         subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
         message["Subject"] = subject % {"room": room}

@@ -16,7 +16,7 @@ import pytest
 from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 from recording import smtp_server
 
-from webapp.domain.claims import verify_claim
+from webapp.domain.claims import address_tag, verify_claim
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.waitlist import MailFigures, Waitlists
 from webapp.mailer import GROUP, Mailer, MailSettings
@@ -239,7 +239,7 @@ def test_each_kind_of_notice_is_sent_with_its_links(r, keys, rooms, clock, smtp)
     text, _ = bodies(by_kind["confirm"])
     link = next(w for w in text.split() if w.startswith("https://w.example/confirm/"))
     signed = URLSafeTimedSerializer(SECRET, salt="confirm").loads(link.rsplit("/", 1)[1])
-    assert signed == [ROOM, ann.id]
+    assert signed == [ROOM, ann.id, address_tag(ann.id, "ann@example.org")]  # its address
     text, _ = bodies(by_kind["admitted"])
     link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
     claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock() - 1)

@@ -74,7 +74,7 @@ def sockets() -> Iterator[list[Socket]]:
 
 def seated(server: Any, room: str, name: str) -> Any:
     visitor = server.visitor(name)
-    visitor.open(f"/rooms/{room}")
+    visitor.join(room)
     return visitor
 
 

@@ -38,15 +38,15 @@ def test_picker_switches_to_german_and_the_script_follows(
     expect(ada.get_by_role("button", name="Sprache wechseln")).to_be_visible()
     shoot(ada, artifacts, "lobby-de")
     ada.get_by_label("Ihr Anzeigename").fill("Ada")
-    ada.locator(".name-form button[type=submit]").click()
+    ada.locator("#join").click()
 
     expect(ada).to_have_url(re.compile(rf"/rooms/{name}$"))
     expect(ada.locator("html")).to_have_attribute("lang", "de")
     expect(ada.locator("#line-status .big")).to_have_text("1")
-    expect(ada.get_by_role("button", name="Die Schlange verlassen")).to_be_visible()
+    expect(ada.get_by_role("link", name="Die Schlange verlassen")).to_be_visible()
     # The script sets the title after each poll, from the page's German words
     expect(ada).to_have_title(re.compile(r"^Platz 1 in der Schlange · "), timeout=20_000)
-    expect(ada.locator(".basis")).to_contain_text("Frühe Schätzung")  # typical_stay_seconds
+    expect(ada.locator(".basis")).to_contain_text("üblichen Aufenthalts")  # typical_stay_seconds
     shoot(ada, artifacts, "waiting-de")
 
     server.api("POST", f"/api/rooms/{name}/leave/{held['token']}")  # Ada's turn
@@ -58,4 +58,4 @@ def test_picker_switches_to_german_and_the_script_follows(
     ada.locator("#language-choice").select_option("es")
     ada.get_by_role("button", name="Sprache wechseln").click()
     expect(ada.locator("html")).to_have_attribute("lang", "es")
-    expect(ada.get_by_role("button", name="Salir de la sala")).to_be_visible()
+    expect(ada.get_by_role("link", name="Salir de la sala")).to_be_visible()

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import visiting
 from gunicorn_app import ARTIFACTS, Server, run_gunicorn
 from playwright.sync_api import expect
 
@@ -46,9 +47,7 @@ def log_in(page: Any, server: Server) -> None:
 
 def join(page: Any, server: Server, room: str, name: str) -> str:
     """A visitor follows the room's link, picks a name, waits; returns their code."""
-    page.goto(f"{server.url}/rooms/{room}")
-    page.get_by_label("Your display name").fill(name)
-    page.get_by_role("button", name="Continue").click()
+    visiting.enter(page, server.url, room, name)
     expect(page.locator("#line-status .big")).to_be_visible()
     return str(page.locator(".support .code").inner_text())
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import visiting
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -21,11 +22,8 @@ WIDTHS = ((1280, 860), (390, 844))
 
 
 def enter(page: Any, server: Any, room: str, name: str) -> None:
-    """Follows the room's link, picking a display name first if not done yet."""
-    page.goto(f"{server.url}/rooms/{room}")
-    if page.get_by_label("Your display name").count():
-        page.get_by_label("Your display name").fill(name)
-        page.get_by_role("button", name="Continue").click()
+    """Follows the room's link and joins, picking a display name first if not done yet."""
+    visiting.enter(page, server.url, room, name)
 
 
 def seat_taken(server: Any, room: str) -> str:
@@ -115,13 +113,13 @@ def test_leaving_in_one_tab_is_told_in_the_other(
     other = bob.context.new_page()
     other.goto(f"{server.url}/rooms/{name}")  # the same place, in a second tab
     expect(other.locator("#line-status .big")).to_have_text("1")
-    bob.get_by_role("button", name="Leave the line").click()
-    expect(bob.get_by_text(f"You left {name}.")).to_be_visible()
+    visiting.leave(bob)
+    expect(bob.get_by_role("heading", name=f"You left the line for {name}")).to_be_visible()
     expect(other.get_by_role("heading", name=f"Your place in {name} has ended")).to_be_visible()
-    expect(other.get_by_text("You left, on this page or in another tab.")).to_be_visible()
-    expect(other.get_by_role("button", name="Leave the line")).to_have_count(0)
+    expect(other.get_by_text("You left this line in another tab.")).to_be_visible()
+    expect(other.get_by_role("link", name="Leave the line")).to_have_count(0)
     expect(other.get_by_text("Keep this page")).to_have_count(0)
-    expect(other.get_by_role("link", name="Join the line again")).to_be_visible()
+    expect(other.get_by_role("button", name="Join again")).to_be_visible()
     time.sleep(3)  # more polls would have had time to join again: none does
     assert line_length(server, name) == 0
     shoot(other, artifacts, "waiting-ended")
@@ -138,7 +136,7 @@ def test_first_in_line_sees_an_early_estimate(
     waiting(bob, server, name)
     expect(bob.locator(".estimate")).to_contain_text("Estimated wait: about")
     expect(bob.locator(".estimate .eta")).to_have_text(re.compile(r"\(around \d\d:\d\d"))
-    expect(bob.locator(".basis")).to_contain_text("Early estimate")
+    expect(bob.locator(".basis")).to_contain_text("Based on a typical stay of 2 minutes")
     expect(bob.locator("#line-status .updated")).to_have_text("Updated just now")
     expect(bob.locator(".support")).to_contain_text("quote this if you need help")
     shoot(bob, artifacts, "waiting-early")
@@ -155,7 +153,7 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     code = bob.locator(".support .code").inner_text()
     admin_post(server, f"/api/admin/rooms/{removed}/remove/{code}")
     expect(bob.get_by_text("An organiser removed you.")).to_be_visible()
-    expect(bob.get_by_role("link", name="Join the line again")).to_be_visible()
+    expect(bob.get_by_role("button", name="Join again")).to_be_visible()
 
     dropped = room(capacity=1, dropout_seconds=5)
     seat_taken(server, dropped)
@@ -175,7 +173,7 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     code = bob.locator(".support .code").inner_text()
     admin_post(server, f"/api/admin/rooms/{closed}/remove/{code}")
     expect(bob.get_by_text("The room is closed to new visitors now")).to_be_visible()
-    expect(bob.get_by_role("link", name="Join the line again")).to_have_count(0)
+    expect(bob.get_by_role("button", name="Join again")).to_have_count(0)
     expect(bob.get_by_role("link", name="Back to the lobby")).to_be_visible()
 
     deleted = room(capacity=1, dropout_seconds=6)
@@ -183,7 +181,7 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     waiting(bob, server, deleted)
     server.delete(deleted)
     expect(bob.get_by_role("heading", name=f"The room {deleted} no longer exists")).to_be_visible()
-    expect(bob.get_by_role("link", name="Join the line again")).to_have_count(0)
+    expect(bob.get_by_role("button", name="Join again")).to_have_count(0)
     expect(bob).to_have_title(re.compile("has ended"))
 
     bob.goto(f"{server.url}/")  # the lobby lists each ended place with why

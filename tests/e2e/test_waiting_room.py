@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import visiting
 import websocket
 from playwright.sync_api import expect
 
@@ -38,8 +39,7 @@ def enter(page: Any, server: Any, room: str, name: str, shots: Path | None = Non
     page.goto(f"{server.url}/rooms/{room}")
     if shots is not None:
         shoot(page, shots, "name")
-    page.get_by_label("Your display name").fill(name)
-    page.get_by_role("button", name="Continue").click()
+    visiting.enter(page, server.url, room, name)
 
 
 def in_room(page: Any, room: str) -> None:
@@ -84,9 +84,9 @@ def test_leaving_lets_the_next_person_in(
     shoot(bob, artifacts, "waiting")
     shoot(ann, artifacts, "room")
 
-    ann.get_by_role("button", name="Leave the room").click()
-    expect(ann.get_by_text(f"You left {name}.")).to_be_visible()
-    shoot(ann, artifacts, "lobby")
+    visiting.leave(ann, "Leave the room")
+    expect(ann.get_by_role("heading", name=f"You left {name}")).to_be_visible()
+    shoot(ann, artifacts, "left")
 
     # His tab is in the background: told (title, notification), the seat held for him.
     expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible()
@@ -154,7 +154,8 @@ def test_room_socket_refuses_a_foreign_origin(server: Any, room: Any, person: An
 
 
 def test_without_javascript_the_line_still_moves(server: Any, room: Any, person: Any) -> None:
-    """With scripts off the waiting page refreshes itself and still lets Bob in."""
+    """With scripts off the waiting page refreshes itself and still lets Bob in: the
+    reload that finds a seat free goes straight into the room."""
     name = room(capacity=1, grace_seconds=2, dropout_seconds=6)
     ann, bob = person(), person(javascript=False)
     enter(ann, server, name, "Ann")
@@ -163,10 +164,9 @@ def test_without_javascript_the_line_still_moves(server: Any, room: Any, person:
     expect(bob.locator("#line-status .big")).to_have_text("1")
     with bob.expect_navigation(url=re.compile(r"/line\?t=[0-9a-f]+$")):
         pass  # the meta refresh: a check-in
-    ann.get_by_role("button", name="Leave the room").click()
-    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
-    in_room_url = re.compile(rf"/rooms/{name}\?t=[0-9a-f]+$")
-    expect(bob).to_have_url(in_room_url, timeout=10_000)  # a moment later
+    visiting.leave(ann, "Leave the room")
+    in_room_url = re.compile(rf"/rooms/{name}(\?t=[0-9a-f]+&seat=1)?$")
+    expect(bob).to_have_url(in_room_url, timeout=10_000)
     expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
     expect(bob.locator("#participants")).to_contain_text("Bob")
 
@@ -175,7 +175,7 @@ def test_room_socket_frames(server: Any, room: Any) -> None:
     """Typed frames: ping answered, bad frames told off, an ended seat says "gone"."""
     name = room(capacity=2)
     visitor = server.visitor("Ann")
-    visitor.open(f"/rooms/{name}")
+    visitor.join(name)
     url = server.url.replace("http://", "ws://") + f"/rooms/{name}/ws"
     ws = websocket.create_connection(
         url, header=[f"Cookie: {visitor.cookie()}"], origin=server.url, timeout=10
@@ -188,7 +188,7 @@ def test_room_socket_frames(server: Any, room: Any) -> None:
         assert "JSON object" in next_frame(ws, "error")["error"]
         ws.send(json.dumps({"type": "no.such.frame"}))
         assert "unknown frame type" in next_frame(ws, "error")["error"]
-        visitor.post(f"/rooms/{name}/leave")
+        visitor.leave(name)
         gone = next_frame(ws, "gone")
         assert "you left" in gone["message"] and gone["rejoin"] == f"/rooms/{name}"
     finally:
@@ -204,14 +204,15 @@ def next_frame(ws: Any, kind: str) -> dict[str, Any]:
 
 
 def test_refusals_are_friendly_pages(server: Any, room: Any, person: Any, artifacts: Path) -> None:
-    """A closed room (409) and an unknown one (404) get a page that says so."""
+    """A closed room says so on its page, with no button to join; an unknown one (404)
+    gets a page that says so."""
     closed = room(status="closed")
     page = person()
-    enter(page, server, "no-such-room", "Cy")
+    page.goto(f"{server.url}/rooms/no-such-room")
     expect(page.get_by_role("heading", name="We could not find that")).to_be_visible()
-    reply = page.goto(f"{server.url}/rooms/{closed}")
-    assert reply is not None and reply.status == 409
-    expect(page.get_by_role("heading", name="This room is closed")).to_be_visible()
+    page.goto(f"{server.url}/rooms/{closed}")
+    expect(page.get_by_text("Closed: this room takes no new visitors")).to_be_visible()
+    expect(page.locator("#join")).to_have_count(0)
     shoot(page, artifacts, "closed")
     assert page.goto(f"{server.url}/rooms/no-such-room").status == 404
 
@@ -246,7 +247,7 @@ def test_a_seat_that_ends_says_so_and_offers_a_way_back(server, room, person, ar
     expect(ann.get_by_role("heading", name=f"The room {name} no longer exists")).to_be_visible()
     expect(ann.get_by_text("The organisers deleted this room.")).to_be_visible()
     expect(ann.get_by_role("link", name="Back to the lobby")).to_be_visible()
-    expect(ann.get_by_role("link", name="Join the line again")).to_have_count(0)
+    expect(ann.get_by_role("button", name="Join again")).to_have_count(0)
     for live in ("#participants", "#leave", "#chat", "#active"):
         expect(ann.locator(live)).to_have_count(0)
     expect(ann.locator("#connection")).to_be_hidden()

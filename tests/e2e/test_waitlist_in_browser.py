@@ -10,6 +10,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,3 +148,40 @@ def test_a_visitor_moves_up_by_referrals_and_is_admitted(
     assert again is not None and again.status == 410
     expect(ann.get_by_text("This link has been used already", exact=False)).to_be_visible()
     assert not problems, problems
+
+
+def test_an_entry_explains_its_referrals_and_corrects_a_mistyped_address(
+    waitlist_server: Server, mailbox: RecordingMailbox, person: Any
+):
+    """The entry's page says what each referral figure counts. Signed up with a typo,
+    Wendy asks for the email again (too soon: throttled), corrects her address (sent at
+    once); the mistyped address's link then confirms nothing, the corrected one does."""
+    server = waitlist_server
+    room = f"e2e-{secrets.token_hex(4)}"
+    server.admin(room, kind="waitlist", ordering="priority")
+    wendy = someone(person, "203.0.113.77")
+    sign_up(wendy, f"{server.url}/rooms/{room}", "Wendy", "wendy@exmaple.org")
+    referrals = wendy.locator(".referral-figures")
+    expect(referrals).to_contain_text("Friends who joined with your link and confirmed")
+    expect(referrals).to_contain_text("an organiser checks each one before it counts")
+    expect(referrals).to_contain_text("have not confirmed their email: each counts once they do")
+    expect(wendy.get_by_text("We sent it to wendy@exmaple.org.")).to_be_visible()
+    old_link = mailbox.link("wendy@exmaple.org", f"{server.url}/confirm/")
+    wendy.get_by_role("button", name="Send it again").click()
+    expect(wendy.get_by_text("We sent one only a moment ago")).to_be_visible()
+    wendy.get_by_text("Wrong address? Correct it").click()
+    wendy.get_by_label("Your email").fill("wendy@example.org")
+    wendy.get_by_role("button", name="Correct and send").click()
+    expect(
+        wendy.get_by_text("We sent a new confirmation email to wendy@example.org.")
+    ).to_be_visible()
+    expect(wendy.get_by_text("We sent it to wendy@example.org.")).to_be_visible()
+    assert not axe_check(wendy, "the entry's page, corrected")
+    screenshot = Path("/work/shots/pages")
+    if screenshot.is_dir():
+        wendy.set_viewport_size({"width": 390, "height": 844})
+        wendy.screenshot(path=str(screenshot / "entry-after-390.png"), full_page=True)
+    refused = wendy.goto(old_link)
+    assert refused is not None and refused.status == 400
+    expect(wendy.get_by_text("sent to an address that was corrected since")).to_be_visible()
+    confirm(wendy, server, mailbox, "wendy@example.org")

@@ -1,7 +1,7 @@
 """People with an open page, and watchers of the room, for the fault tests.
 
 ``OpenPage`` is one person's browser tab without a browser, driven as
-static/js/app.js drives the real one: the waiting page checks in by polling
+static/js/waiting.js and room.js drive the real one: the waiting page checks in by polling
 ``/rooms/<room>/line`` (``HX-Request: true``, 503s ignored) and follows ``HX-Redirect``
 into the room; the room page holds the room socket, shows each chat message once (by
 id), and when the socket closes reconnects with backoff and ``?after=<last shown id>``,
@@ -41,7 +41,7 @@ from webapp.redis.keys import RoomKeys
 
 POLL_SECONDS = 1.5  # a waiting page checks in this often (the real one: poll_after)
 HTTP_TIMEOUT = 15.0  # a browser waits long for an answer; bounded so threads end
-MAX_FAILURES = 6  # failed connects in a row before the page reloads (app.js)
+MAX_FAILURES = 6  # failed connects in a row before the page reloads (room.js)
 TURN = re.compile(r'data-state="turn"\s+data-go="([^"]+)"')
 POSITION = re.compile(r'data-position="(\d+)"')
 POLL = re.compile(r'data-poll="([\d.]+)"')
@@ -101,7 +101,7 @@ class OpenPage:
         self.visitor = server.visitor(name)
         self.mode = "new"  # waiting | room | outage | gone | ended | dead | closed
         self.position: int | None = None
-        self.poll = 10.0  # the line's data-poll (app.js's default when it has none)
+        self.poll = 10.0  # the line's data-poll (waiting.js's default when it has none)
         self.misses = 0  # check-ins lost in a row
         self.url = f"/rooms/{room}"  # the page's address, for a reload
         self.polls: list[Answer] = []
@@ -123,6 +123,7 @@ class OpenPage:
         self._stop = threading.Event()
         self._tab_closed = threading.Event()
         self.refresh = 0.0  # seconds before the outage page reloads itself
+        self._join()
         self._load(f"/rooms/{room}")
         self.first_token = self.token
         self._thread = threading.Thread(target=self._run, name=f"page-{name}", daemon=True)
@@ -194,6 +195,13 @@ class OpenPage:
     def _get(self, path: str, headers: dict[str, str] | None = None) -> tuple[Answer, str, Any]:
         return timed_get(self.visitor.opener, self.server.url, path, headers)
 
+    def _join(self) -> None:
+        """The room page's button (a POST): the visit that follows shows the place."""
+        try:
+            self.visitor.join(self.room)
+        except (urllib.error.URLError, OSError) as error:  # its page says why, then
+            self._note(f"the join was refused: {error}")
+
     def _load(self, path: str) -> None:
         """A full page load of ``path``: the waiting page, the room page, the outage page
         (which reloads itself), or any other error page (a dead end)."""
@@ -241,7 +249,7 @@ class OpenPage:
             f"/rooms/{self.room}/line{seen}", headers={"HX-Request": "true"}
         )
         self.polls.append(answer)
-        if answer.status != 200:  # htmx keeps the old status; app.js asks again soon
+        if answer.status != 200:  # htmx keeps the old status; waiting.js asks again soon
             self.misses += 1
             cap = min(5.0, 0.5 * self.poll)
             self._stop.wait(min(cap, 2.0 ** (self.misses - 1)) * (0.5 + random.random() / 2))
@@ -252,7 +260,7 @@ class OpenPage:
             self._load(headers["HX-Redirect"])
             return
         turn = TURN.search(body)
-        if turn:  # "it's your turn": app.js goes in after a 3 s moment; here at once
+        if turn:  # "it's your turn": waiting.js goes in after a 3 s moment; here at once
             self._note("let in: it's your turn, going in")
             self._load(html.unescape(turn.group(1)))
             return
@@ -268,7 +276,7 @@ class OpenPage:
         self._stop.wait(POLL_SECONDS)
 
     def _stay_in_room(self) -> None:
-        """The room page's socket, with app.js's reconnects, until the page ends."""
+        """The room page's socket, with room.js's reconnects, until the page ends."""
         failures = 0
         while self.mode == "room" and not self._stop.is_set() and not self._tab_closed.is_set():
             ws = self._connect()

@@ -73,6 +73,19 @@ class Visitor:
         headers = {"HX-Request": "true"} if htmx else {}
         return self.client.get(path, headers=headers, **kwargs)
 
+    def join(self, room: str, headers: dict[str, str] | None = None) -> Any:
+        """Joins as a person does (the room's button: a POST), then the room's page; or
+        the refusal's page."""
+        data = {"csrf_token": self.csrf()}
+        reply = self.client.post(f"/rooms/{room}/join", data=data, headers=headers)
+        if reply.status_code != 303:
+            return reply
+        return self.client.get(f"/rooms/{room}", headers=headers)
+
+    def leave(self, room: str) -> Any:
+        """Leaves (the question's button: a POST)."""
+        return self.client.post(f"/rooms/{room}/leave", data={"csrf_token": self.csrf()})
+
 
 @pytest.fixture
 def visitor(app: Flask) -> Visitor:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-LANG = re.compile(r'<html lang="([a-z]+)">')
+LANG = re.compile(r'<html lang="([a-z]+)"')
 STRINGS = re.compile(r'<script type="application/json" id="js-strings">(.*?)</script>')
 
 
@@ -106,7 +106,7 @@ def test_room_errors_in_the_visitors_language(make_visitor: Any, make_room: Any)
     """A refusal of the engine reads in German on a page, in English in the API."""
     guest = make_visitor("Ada")
     make_room("hall", status="closed")
-    page = guest.client.get("/rooms/hall", headers={"Accept-Language": "de"})
+    page = guest.join("hall", headers={"Accept-Language": "de"})
     assert page.status_code == 409
     assert "Er nimmt gerade keine neuen Besucher auf." in page.get_data(as_text=True)
     api = guest.client.get("/api/rooms/nope/qsize", headers={"Accept-Language": "de"})
@@ -145,11 +145,11 @@ def test_visitor_pages_in_german_and_spanish(make_visitor: Any, make_room: Any) 
     """The lobby, the waiting page and the room page by Accept-Language; the wait by Babel."""
     make_room("hall", capacity=1)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
-    room = ann.client.get("/rooms/hall", headers={"Accept-Language": "es"})
+    room = ann.join("hall", headers={"Accept-Language": "es"})
     text = room.get_data(as_text=True)
     assert 'Estás en <span class="room-name">hall</span>' in text
     assert "Salir de la sala" in text and "Código de soporte" in text
-    waiting = bob.client.get("/rooms/hall", headers={"Accept-Language": "de-AT,de;q=0.9"})
+    waiting = bob.join("hall", headers={"Accept-Language": "de-AT,de;q=0.9"})
     text = waiting.get_data(as_text=True)
     assert lang_of(text) == "de"
     assert "Platz 1 in der Schlange · hall" in text  # the tab's title

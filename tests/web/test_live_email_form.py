@@ -13,8 +13,8 @@ from webapp.redis.keys import Keys
 def waiting_bob(make_visitor: Any, make_room: Any) -> tuple[Any, Any]:
     make_room("hall", capacity=1)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
-    ann.get("/rooms/hall")
-    assert "Also email me when it is my turn" in bob.get("/rooms/hall").get_data(as_text=True)
+    ann.join("hall")
+    assert "Also email me when it is my turn" in bob.join("hall").get_data(as_text=True)
     return ann, bob
 
 

@@ -10,9 +10,9 @@ def test_waiting_page_shows_the_support_code_and_the_notice(
 ) -> None:
     """The code names the ticket; a notice set later shows at the next poll."""
     make_room("hall", capacity=1)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     bob = make_visitor("Bob")
-    page = bob.get("/rooms/hall").get_data(as_text=True)
+    page = bob.join("hall").get_data(as_text=True)
     code = app.extensions["services"].reports.search("hall", "Bob")[0].code
     assert f'<strong class="code">{code}</strong>' in page
     assert page.count('id="notice"') == 1
@@ -30,7 +30,7 @@ def test_room_page_shows_the_notice_and_the_support_code(
     """Someone seated sees the current notice on load, and their own code."""
     make_room("hall", capacity=1)
     app.extensions["services"].visits.notice("hall", "Welcome!", who="t")
-    page = make_visitor("Ann").get("/rooms/hall").get_data(as_text=True)
+    page = make_visitor("Ann").join("hall").get_data(as_text=True)
     assert '<p id="notice-text">Welcome!</p>' in page
     code = app.extensions["services"].reports.seated("hall")[0].code
     assert f'<strong class="code">{code}</strong>' in page

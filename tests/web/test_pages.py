@@ -56,8 +56,8 @@ def test_pages_have_no_inline_script_or_style(make_visitor: Any, make_room: Any)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
     for html in (
         ann.get("/").get_data(as_text=True),
-        ann.get("/rooms/hall").get_data(as_text=True),
-        bob.get("/rooms/hall").get_data(as_text=True),
+        ann.join("hall").get_data(as_text=True),
+        bob.join("hall").get_data(as_text=True),
     ):
         assert "<script>" not in html and "style=" not in html and "hx-on" not in html
         assert 'src="/static/vendor/htmx.min.js"' in html
@@ -77,18 +77,33 @@ def test_empty_name_is_refused_kindly(visitor: Any) -> None:
     assert "Please type a name" in visitor.get("/").get_data(as_text=True)
 
 
-def test_shared_link_asks_for_a_name_then_continues(visitor: Any, make_room: Any) -> None:
-    """/rooms/<room> without a name goes to the name form and back to the room."""
+def test_shared_link_asks_for_a_name_and_joins_only_at_the_button(
+    visitor: Any, make_room: Any, engine: WaitingRooms
+) -> None:
+    """/rooms/<room> without a name shows the room with a name field and one button; the
+    visit joins nobody, the button (a POST with the name) joins and shows the place."""
     make_room("hall")
     first = visitor.get("/rooms/hall")
-    assert first.status_code == 302 and first.headers["Location"] == "/?next=/rooms/hall"
-    form = visitor.get("/?next=/rooms/hall").get_data(as_text=True)
-    assert 'name="next" value="/rooms/hall"' in form
-    token = visitor.csrf("/?next=/rooms/hall")
-    reply = visitor.client.post(
-        "/name", data={"name": "Ann", "next": "/rooms/hall", "csrf_token": token}
-    )
+    html = first.get_data(as_text=True)
+    assert first.status_code == 200 and 'action="/rooms/hall/join"' in html
+    assert 'name="name"' in html and engine.summary("hall").active == 0  # type: ignore[union-attr]
+    token = visitor.csrf("/rooms/hall")
+    reply = visitor.client.post("/rooms/hall/join", data={"name": "Ann", "csrf_token": token})
     assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
+    assert "You are in" in visitor.get("/rooms/hall").get_data(as_text=True)
+    assert engine.summary("hall").active == 1  # type: ignore[union-attr]
+    blank = visitor.client.post("/rooms/other/join", data={"name": " ", "csrf_token": token})
+    assert blank.status_code == 404  # no such room: nothing joined
+
+
+def test_a_blank_name_at_the_button_is_asked_again(visitor: Any, make_room: Any) -> None:
+    """The room's button with an empty name: the same page, saying why, nobody joined."""
+    make_room("hall")
+    token = visitor.csrf("/rooms/hall")
+    reply = visitor.client.post("/rooms/hall/join", data={"name": " ", "csrf_token": token})
+    text = reply.get_data(as_text=True)
+    assert reply.status_code == 400 and "Please type a name that others will see." in text
+    assert 'aria-invalid="true"' in text
 
 
 def test_next_must_be_a_room_of_this_site(visitor: Any) -> None:
@@ -104,7 +119,7 @@ def test_admitted_visitor_gets_the_room_page(make_visitor: Any, make_room: Any) 
     """A free seat: the gate shows the room with its participants, names escaped."""
     make_room("hall", capacity=2)
     ann = make_visitor("<b>Ann</b>")
-    page = ann.get("/rooms/hall")
+    page = ann.join("hall")
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     assert "You are in" in html and 'data-ws="/rooms/hall/ws"' in html
@@ -115,8 +130,8 @@ def test_admitted_visitor_gets_the_room_page(make_visitor: Any, make_room: Any) 
 def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None:
     """A full room: the gate shows the waiting page, polled, with a no-JS refresh."""
     make_room("hall", capacity=1)
-    make_visitor("Ann").get("/rooms/hall")
-    page = make_visitor("Bob").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
+    page = make_visitor("Bob").join("hall")
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     assert '<span class="big">1</span>' in html
@@ -130,19 +145,19 @@ def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None
 def test_joining_twice_keeps_the_same_place(make_visitor: Any, make_room: Any) -> None:
     """One person, one place: reloading the gate does not join again."""
     make_room("hall", capacity=1)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     bob = make_visitor("Bob")
-    bob.get("/rooms/hall")
-    bob.get("/rooms/hall")
-    assert '<span class="big">1</span>' in bob.get("/rooms/hall").get_data(as_text=True)
+    bob.join("hall")
+    bob.join("hall")
+    assert '<span class="big">1</span>' in bob.join("hall").get_data(as_text=True)
 
 
 def test_line_partial_for_htmx_full_page_otherwise(make_visitor: Any, make_room: Any) -> None:
     """The poll answers htmx with the partial alone and a browser with the whole page."""
     make_room("hall", capacity=1)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     bob = make_visitor("Bob")
-    bob.get("/rooms/hall")
+    bob.join("hall")
     partial = bob.get("/rooms/hall/line?seen=1", htmx=True).get_data(as_text=True)
     assert partial.lstrip().startswith("<div") and "<html" not in partial
     assert 'id="line-status"' in partial and "#announce" not in partial  # did not move
@@ -154,9 +169,9 @@ def test_line_partial_for_htmx_full_page_otherwise(make_visitor: Any, make_room:
 def test_moving_up_is_announced(make_visitor: Any, make_room: Any) -> None:
     """When the position changed since the last poll, the live region hears of it."""
     make_room("hall", capacity=1)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     bob = make_visitor("Bob")
-    bob.get("/rooms/hall")
+    bob.join("hall")
     partial = bob.get("/rooms/hall/line?seen=4", htmx=True).get_data(as_text=True)
     assert 'hx-swap-oob="innerHTML:#announce"' in partial
     assert "You are now number 1 in line" in partial
@@ -166,21 +181,21 @@ def test_admission_shows_its_your_turn_then_the_room(
     make_visitor: Any, make_room: Any, engine: WaitingRooms
 ) -> None:
     """When a seat frees, the poll answers "it's your turn" with the way in (and, without
-    JavaScript, a refresh into the room after a moment); the gate then seats Bob."""
+    JavaScript, straight into the room); the room's page then seats Bob."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
-    ann.get("/rooms/hall")
+    ann.join("hall")
     bob = make_visitor("Bob")
-    bob.get("/rooms/hall")
+    bob.join("hall")
     ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
     answer = bob.get("/rooms/hall/line?seen=1", htmx=True)
     text = answer.get_data(as_text=True)
     assert answer.status_code == 200 and "HX-Redirect" not in answer.headers
-    assert "It's your turn!" in text and re.search(r'data-go="/rooms/hall\?t=[0-9a-f]{12}"', text)
+    assert "It's your turn!" in text and 'data-go="/rooms/hall"' in text
     assert re.search(r'data-left="([0-9]+)"', text)
-    full = bob.get("/rooms/hall/line").get_data(as_text=True)
-    assert re.search(r'http-equiv="refresh" content="3;url=/rooms/hall\?t=[0-9a-f]{12}"', full)
-    room = bob.get("/rooms/hall").get_data(as_text=True)
+    full = bob.get("/rooms/hall/line")  # without JavaScript: into the room at once
+    assert full.status_code == 303 and full.headers["Location"] == "/rooms/hall"
+    room = bob.join("hall").get_data(as_text=True)
     assert 'data-welcome="1"' in room and "Bob" in room and "Ann" not in room
 
 
@@ -190,34 +205,34 @@ def test_leave_needs_csrf_and_gives_the_place_up(
     """Leaving without the token is refused; with it, the seat is free again."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
-    ann.get("/rooms/hall")
+    ann.join("hall")
     assert ann.client.post("/rooms/hall/leave").status_code == 400
     assert engine.summary("hall").active == 1  # type: ignore[union-attr]
     reply = ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
-    assert reply.status_code == 303 and reply.headers["Location"] == "/"
+    assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
     assert engine.summary("hall").active == 0  # type: ignore[union-attr]
-    assert "You left hall" in ann.get("/").get_data(as_text=True)
+    assert "You left hall" in ann.get("/rooms/hall").get_data(as_text=True)
 
 
 def test_htmx_post_with_csrf_header_is_accepted(make_visitor: Any, make_room: Any) -> None:
     """htmx sends the token as X-CSRFToken (hx-headers on the body)."""
     make_room("hall")
     ann = make_visitor("Ann")
-    html = ann.get("/rooms/hall").get_data(as_text=True)
+    html = ann.join("hall").get_data(as_text=True)
     assert "X-CSRFToken" in html
     token = ann.csrf("/rooms/hall")
     reply = ann.client.post(
         "/rooms/hall/leave", headers={"X-CSRFToken": token, "HX-Request": "true"}
     )
-    assert reply.status_code == 303
+    assert reply.status_code == 200 and reply.headers["HX-Redirect"] == "/rooms/hall"
 
 
 def test_lobby_shows_the_visitors_own_place(make_visitor: Any, make_room: Any) -> None:
     """A visitor holding a seat or a place sees it instead of a second join."""
     make_room("hall", capacity=1)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
-    ann.get("/rooms/hall")
-    bob.get("/rooms/hall")
+    ann.join("hall")
+    bob.join("hall")
     assert "You hold a seat here." in ann.get("/").get_data(as_text=True)
     assert "You are number 1 in line." in bob.get("/").get_data(as_text=True)
 
@@ -227,9 +242,9 @@ def test_ended_ticket_gets_a_friendly_answer(
 ) -> None:
     """A place that ended: 410 page, or a partial that stops polling for htmx."""
     make_room("hall", capacity=1)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     bob = make_visitor("Bob")
-    bob.get("/rooms/hall")
+    bob.join("hall")
     with bob.client.session_transaction() as session:
         token = session["tickets"]["hall"]
     engine.leave("hall", token, why="removed")
@@ -238,33 +253,33 @@ def test_ended_ticket_gets_a_friendly_answer(
     assert partial.status_code == 200 and "Your place in hall has ended" in text
     assert "hx-get" not in text and "An organiser removed you." in text
     assert "Leave the line" not in text and "Keep this page open" not in text
-    bob.get("/rooms/hall")  # joins again: a new place at the back
+    bob.join("hall")  # joins again: a new place at the back
     with bob.client.session_transaction() as session:
         token = session["tickets"]["hall"]
     engine.leave("hall", token)
     page = bob.get("/rooms/hall/line")
-    assert page.status_code == 410 and "Join the line again" in page.get_data(as_text=True)
+    assert page.status_code == 410 and ">Join again</button>" in page.get_data(as_text=True)
 
 
 def test_unknown_room_is_404(make_visitor: Any) -> None:
     """A room that does not exist gets a friendly 404 page."""
-    page = make_visitor("Ann").get("/rooms/nowhere")
+    page = make_visitor("Ann").join("nowhere")
     assert page.status_code == 404 and "We could not find that" in page.get_data(as_text=True)
 
 
 def test_closed_room_is_409(make_visitor: Any, make_room: Any) -> None:
     """A closed room refuses new visitors with 409 and says so."""
     make_room("hall", status="closed")
-    page = make_visitor("Ann").get("/rooms/hall")
+    page = make_visitor("Ann").join("hall")
     assert page.status_code == 409 and "This room is closed" in page.get_data(as_text=True)
 
 
 def test_admission_control_is_503_with_retry_after(make_visitor: Any, make_room: Any) -> None:
     """A line at its limit refuses a join with 503 and Retry-After (60 s: no estimate)."""
     make_room("hall", capacity=1, max_line_length=1, typical_stay_seconds=None)
-    make_visitor("Ann").get("/rooms/hall")
-    make_visitor("Bob").get("/rooms/hall")
-    page = make_visitor("Cy").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
+    make_visitor("Bob").join("hall")
+    page = make_visitor("Cy").join("hall")
     assert page.status_code == 503 and page.headers["Retry-After"] == "60"
     text = page.get_data(as_text=True)
     assert "The line is too long right now" in text
@@ -284,7 +299,7 @@ def test_lobby_does_not_stretch_a_seat(
     """Looking at the lobby is not a check-in of a seat: the grace still applies."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
-    ann.get("/rooms/hall")
+    ann.join("hall")
     with ann.client.session_transaction() as session:
         token = session["tickets"]["hall"]
     engine.presence("hall", token, "close")  # the room page was closed
@@ -303,9 +318,9 @@ def test_waiting_page_carries_the_shown_wait(
         seated = engine.join("hall")
         time.sleep(0.005)  # a hold that lasted a measurable time
         engine.leave("hall", seated.token)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     bob = make_visitor("Bob")
-    bob.get("/rooms/hall")
+    bob.join("hall")
     bob.get("/rooms/hall/line", htmx=True)
     with bob.client.session_transaction() as session:
         assert set(session["shown"]) == {"hall"}

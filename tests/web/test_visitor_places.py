@@ -17,8 +17,8 @@ def waiting(make_visitor: Any, make_room: Any, **settings: Any) -> tuple[Any, An
     ticket id (the t of his waiting page's poll)."""
     make_room("hall", capacity=1, **settings)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
-    ann.get("/rooms/hall")
-    page = bob.get("/rooms/hall").get_data(as_text=True)
+    ann.join("hall")
+    page = bob.join("hall").get_data(as_text=True)
     found = PUBLIC_ID.search(page)
     assert found, "the waiting page polls with its own ticket"
     return ann, bob, found.group(1)
@@ -39,9 +39,9 @@ def test_leaving_in_one_tab_ends_the_other_tabs_place(
     poll = bob.get(f"/rooms/hall/line?seen=1&t={mine}", htmx=True)
     text = poll.get_data(as_text=True)
     assert poll.status_code == 200 and "Your place in hall has ended" in text
-    assert "You left, on this page or in another tab." in text
+    assert "You left this line in another tab." in text
     assert "hx-get" not in text and "Leave the line" not in text
-    assert "Join the line again" in text  # the room is open: a way back, if he wants
+    assert ">Join again</button>" in text  # the room is open: a way back, if he wants
     again = bob.get(f"/rooms/hall/line?t={mine}")
     assert again.status_code == 410
     assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
@@ -54,7 +54,7 @@ def test_a_poll_of_a_replaced_ticket_does_not_take_the_new_place(
     """A tab showing an old place, after Bob joined again elsewhere, says so."""
     _, bob, mine = waiting(make_visitor, make_room)
     bob.client.post("/rooms/hall/leave", data={"csrf_token": bob.csrf()})
-    bob.get("/rooms/hall")  # joins again, in another tab
+    bob.join("hall")  # joins again, in another tab
     text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
     assert "no longer the one you hold" in text and "Go to your current place" in text
     assert engine.summary("hall").waiting == 1  # type: ignore[union-attr]
@@ -70,14 +70,14 @@ def test_each_reason_is_told(make_visitor: Any, make_room: Any, engine: WaitingR
         assert token is not None
         engine.leave("hall", token, why=why)
         text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
-        assert words in text and "Join the line again" in text
+        assert words in text and ">Join again</button>" in text
     engine.delete("hall")
     _, bob, mine = waiting(make_visitor, make_room)
     engine.delete("hall")
     page = bob.get(f"/rooms/hall/line?t={mine}")
     text = page.get_data(as_text=True)
     assert page.status_code == 404 and "The room hall no longer exists" in text
-    assert "The organisers deleted this room." in text and "Join the line again" not in text
+    assert "The organisers deleted this room." in text and ">Join again</button>" not in text
     assert "Back to the lobby" in text
 
 
@@ -95,14 +95,15 @@ def test_a_closed_room_offers_no_way_back(
     text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
     assert "The room is closed to new visitors now; it opens again at" in text
     # the time as Babel writes it for the visitor's locale (English here)
-    assert '<time datetime="2030-03-17 17:46:40Z">Mar 17, 2030, 5:46:40\u202fPM UTC</time>' in text
-    assert "Join the line again" not in text and "Back to the lobby" in text
+    time = '<time datetime="2030-03-17T17:46:40Z" data-local-time>5:46\u202fPM UTC on March 17'
+    assert time in text
+    assert ">Join again</button>" not in text and "Back to the lobby" in text
 
 
 def test_a_paused_room_says_so_on_the_waiting_page(make_visitor: Any, make_room: Any) -> None:
     """Paused with a free seat: the joiner waits, and the page says nobody is let in."""
     make_room("hall", capacity=2, status="paused", typical_stay_seconds=60)
-    page = make_visitor("Bob").get("/rooms/hall").get_data(as_text=True)
+    page = make_visitor("Bob").join("hall").get_data(as_text=True)
     assert "The room is paused, so nobody is let in right now." in page
     assert "Estimated wait" not in page and "Enter" not in page
 
@@ -172,13 +173,13 @@ def test_the_room_pages_reload_never_joins_again(
     """The room page's refresh names its seat: an ended seat is told, not rejoined."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
-    room = ann.get("/rooms/hall").get_data(as_text=True)
-    found = re.search(r'content="[0-9]+;url=/rooms/hall\?t=([0-9a-f]{12})"', room)
+    room = ann.join("hall").get_data(as_text=True)
+    found = re.search(r'content="[0-9]+;url=/rooms/hall\?t=([0-9a-f]{12})&amp;seat=1"', room)
     assert found
     token = token_of(ann)
     assert token is not None
     engine.leave("hall", token, why="removed")
-    page = ann.get(f"/rooms/hall?t={found.group(1)}")
+    page = ann.get(f"/rooms/hall?t={found.group(1)}&seat=1")
     text = page.get_data(as_text=True)
     assert page.status_code == 410 and "Your seat in hall has ended" in text
     assert engine.summary("hall").active == 0  # type: ignore[union-attr]
@@ -189,12 +190,13 @@ def test_waiting_page_shows_progress_support_code_and_basis(
 ) -> None:
     """Joined third, then one ahead left: a progress bar, an early estimate, the code."""
     make_room("hall", capacity=1, typical_stay_seconds=120)
-    make_visitor("Ann").get("/rooms/hall")
+    make_visitor("Ann").join("hall")
     cy = make_visitor("Cy")
-    cy.get("/rooms/hall")
+    cy.join("hall")
     bob = make_visitor("Bob")
-    page = bob.get("/rooms/hall").get_data(as_text=True)
-    assert "Early estimate" in page and 'data-wait="' in page
+    page = bob.join("hall").get_data(as_text=True)
+    assert "Based on a typical stay of 2 minutes, not yet measured here." in page
+    assert 'data-wait="' in page
     assert "quote this if you need help" in page
     cy.client.post("/rooms/hall/leave", data={"csrf_token": cy.csrf()})
     page = bob.get("/rooms/hall/line").get_data(as_text=True)
@@ -218,3 +220,15 @@ def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
     text = page.get_data(as_text=True)
     assert page.status_code == 410 and "it was not taken before the offer ran out" in text
     assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+
+
+def test_the_lobby_words_an_ended_seat_as_a_seat(make_visitor: Any, make_room: Any) -> None:
+    """A seat left from its page: the lobby says "you left" the room, a seat, not a place,
+    and offers no second way back in (the room's card has the button)."""
+    make_room("hall", capacity=1)
+    ann = make_visitor("Ann")
+    ann.join("hall")
+    ann.leave("hall")
+    text = ann.get("/").get_data(as_text=True)
+    assert "You left hall" in text and "Your seat is free for the next person." in text
+    assert ">Join again</button>" not in text and text.count('action="/rooms/hall/join"') == 1

@@ -73,7 +73,7 @@ def text(response: Any) -> str:
 
 def test_the_gate_asks_for_a_name_and_an_email(visitor, waitlist):
     """/rooms/<waitlist> is a form for a display name and an email, with no name first."""
-    page = text(visitor.get(f"/rooms/{ROOM}"))
+    page = text(visitor.join(f"{ROOM}"))
     assert 'name="email"' in page and 'name="name"' in page
     assert "is a waitlist" not in page
 
@@ -89,7 +89,7 @@ def test_signing_up_shows_the_entrys_page(visitor, waitlist):
     assert REF_LINK.search(page)
     assert 'data-copy="referral-link"' in page and "<script>" not in page
     # the gate now leads back to that page; and the address works without the session
-    assert visitor.get(f"/rooms/{ROOM}").location == reply.location
+    assert visitor.join(f"{ROOM}").location == reply.location
     stranger = Visitor(visitor.client.application.test_client())
     assert stranger.get(reply.location).status_code == 200
 
@@ -182,7 +182,7 @@ def test_the_draw_page_lists_the_verifiable_order(app, visitor, waitlists, panel
     for i in range(12):
         waitlists.confirm(ROOM, waitlists.join(ROOM, f"P{i}", f"p{i}@example.org").id)
     commitment = waitlists.draw_record(ROOM).commitment
-    assert commitment in text(visitor.get(f"/rooms/{ROOM}"))
+    assert commitment in text(visitor.join(f"{ROOM}"))
     assert "Draw now" in panel.page(f"/admin/rooms/{ROOM}")
     assert "Held the draw" in panel.flashed(panel.post(f"/admin/rooms/{ROOM}/draw"))
     page = text(visitor.get(f"/rooms/{ROOM}/draw"))
@@ -260,7 +260,7 @@ def test_a_deleted_waitlist_forgets_the_browsers_entry(app, visitor, waitlist):
     rooms.delete(ROOM)
     rooms.configure(ROOM, {"kind": "waitlist"})
     assert visitor.get(location).status_code == 404
-    page = visitor.get(f"/rooms/{ROOM}")
+    page = visitor.join(f"{ROOM}")
     assert page.status_code == 200 and 'name="email"' in text(page)
 
 

@@ -18,7 +18,7 @@ def test_foreign_origin_is_refused(make_visitor: Any, make_room: Any) -> None:
     """A page of another site may not open the visitor's room socket."""
     make_room("hall")
     ann = make_visitor("Ann")
-    ann.get("/rooms/hall")
+    ann.join("hall")
     reply = ann.client.get("/rooms/hall/ws", headers={**UPGRADE, "Origin": "https://evil.example"})
     assert reply.status_code == 403
     assert "Sec-WebSocket-Accept" not in reply.headers

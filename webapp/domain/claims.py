@@ -8,6 +8,7 @@ own timestamp, so the time is an input (``now``) that tests and hosts control.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from typing import Any, NamedTuple
@@ -76,8 +77,19 @@ def sign_entry(secret: str | bytes, room: str, entry: str) -> str:
     return URLSafeSerializer(secret, salt="entry").dumps([room, entry])
 
 
-def sign_confirm(secret: str | bytes, room: str, entry: str) -> str:
-    return URLSafeTimedSerializer(secret, salt="confirm").dumps([room, entry])
+def sign_confirm(secret: str | bytes, room: str, entry: str, email: str = "") -> str:
+    """A confirmation link's token; ``email``, the address it is mailed to, is named in
+    it (``address_tag``), so a link sent before the entry corrected its address
+    confirms nothing (waitlist_confirm.lua)."""
+    signed = [room, entry, address_tag(entry, email)] if email else [room, entry]
+    return URLSafeTimedSerializer(secret, salt="confirm").dumps(signed)
+
+
+def address_tag(entry: str, email: str) -> str:
+    """Names an address in a link without showing it: the first 12 hex digits of SHA-1
+    of "<entry id>:<address>" (the link is signed; the tag only tells two addresses
+    apart, and Lua computes the same with redis.sha1hex)."""
+    return hashlib.sha1(f"{entry}:{email}".encode(), usedforsecurity=False).hexdigest()[:12]
 
 
 def entry_url(public_url: str, room: str, token: str) -> str:

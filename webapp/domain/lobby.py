@@ -293,6 +293,12 @@ class Lobby:
         rates = self.rates(room, self.now())
         return None if rates is None else estimate.wait_for(rates, waiting)
 
+    def basis(self, room: str) -> str | None:
+        """What the room's estimates rest on now: "typical" (the admin's typical stay,
+        nothing measured yet), "measured", or None (no estimate)."""
+        rates = self.rates(room, self.now())
+        return None if rates is None else rates.basis
+
     def now(self) -> float:
         """Wall-clock seconds: the engine's clock when a test set one, else this host's."""
         return self.rooms.clock() if self.rooms.clock is not None else time.time()

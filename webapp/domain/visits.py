@@ -93,6 +93,16 @@ class Visits:
             self.rooms.predict(room, standing.ticket.token, guess.wait, low, high)
         return standing
 
+    def enter(self, room: str, token: str, hold: float, claims: bool = False) -> Ticket:
+        """A page of a seat's holder opens (or, without a socket, reloads): the seat is
+        held ``hold`` seconds from now, so it lapses soon after the page closes, as a
+        closed socket's does. ``claims``: the seat was offered and is taken now; the
+        room is told."""
+        ticket = self.rooms.presence(room, token, "beat", hold=hold)
+        if claims:
+            self.publisher.changed(room)
+        return ticket
+
     def rename(self, room: str, token: str, name: str) -> bool:
         """A visitor's new display name on their ticket; the room hears of it, and the
         visitor's own open sockets (another tab) sign their next messages with it."""

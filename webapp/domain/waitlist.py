@@ -42,6 +42,8 @@ RANK_CHUNK = 2000  # participants ranked per script call during a draw
 MAX_DEVICE = 200  # characters of a device id that count
 CROCKFORD = str.maketrans("ILO", "110")  # referral codes are read aloud and retyped
 LANGUAGES = ("en", "de", "es")  # an entry's emails are in one of these (kept at join)
+RESEND_MOST = 5  # confirmation emails per entry at most, the sign-up's included
+RESEND_GAP = 120  # seconds between two confirmation emails to one address, at least
 
 # Mail providers that ignore parts of the local part: (canonical domain, dots ignored,
 # "+tag" ignored). Only these are folded; elsewhere a dot or a plus may be significant.
@@ -81,6 +83,22 @@ class NotALottery(RoomError):
 
 class NotHeld(RoomError):
     """The referral is not held for review (never held, or released or voided already)."""
+
+
+class OldAddress(InvalidInput):
+    """A confirmation link sent to an address its entry corrected since: it confirms
+    nothing (the link to the corrected address does)."""
+
+
+class Resent(NamedTuple):
+    """What became of a request for the confirmation email again."""
+
+    outcome: str  # sent | confirmed | not_waiting | too_many | taken | too_soon
+    wait: int  # too_soon: seconds until one may be sent
+
+    @property
+    def sent(self) -> bool:
+        return self.outcome == "sent"
 
 
 class EmailAddress(NamedTuple):
@@ -254,6 +272,10 @@ class Waitlists:
             raise EntryNotFound("no such entry on this waitlist")
         if code == "not_held":
             raise NotHeld("this referral is not held for review")
+        if code == "old_address":
+            raise OldAddress("this link was sent to an address the entry has corrected since")
+        if code == "no_room":
+            raise RoomNotFound(f"no room named {room!r}")
         ticket = WaitingRooms._ticket([code, *reply[1:14]], room)  # the codes rooms share
         return Entry(
             ticket=ticket,
@@ -310,10 +332,37 @@ class Waitlists:
         """The entry's standing: O(log n) whatever the waitlist's size."""
         return self._entry(self._run("waitlist_position", room, entry), room)
 
-    def confirm(self, room: str, entry: str) -> Entry:
+    def confirm(self, room: str, entry: str, tag: str = "") -> Entry:
         """The entry confirmed its email: it can now be admitted, and its referral, if
-        any, counts (credited, held for review, or void for a loop). Idempotent."""
-        return self._entry(self._run("waitlist_confirm", room, entry), room)
+        any, counts (credited, held for review, or void for a loop). Idempotent. ``tag``:
+        the address the link was sent to (``claims.address_tag``); OldAddress if the
+        entry has corrected its address since."""
+        return self._entry(self._run("waitlist_confirm", room, entry, tag), room)
+
+    def resend_confirmation(self, room: str, entry: str, email: object = "") -> Resent:
+        """Sends an unconfirmed entry its confirmation email again, to ``email`` if given
+        (a corrected address: the old one's links stop working; EmailRefused for a bad
+        one). Throttled on the entry (RESEND_MOST emails in all, RESEND_GAP seconds
+        apart to one address): the outcome says whether it went, or why not."""
+        mail = normalise_email(email) if email else None
+        reply = self._run(
+            "waitlist_resend",
+            room,
+            entry,
+            mail.address if mail else "",
+            mail.key if mail else "",
+            RESEND_MOST,
+            RESEND_GAP,
+        )
+        code = _text(reply[0])
+        if code in ("no_room", "not_waitlist", "unknown"):
+            self._entry([code], room)  # raises what a position read would
+        return Resent(code, int(reply[1]))
+
+    def email_of(self, room: str, entry: str) -> str:
+        """The address an entry's emails go to ('' for no such entry)."""
+        _, waitlist = self._room_keys(room)
+        return str(_record(self.client.hget(waitlist.entries, entry)).get("em", ""))
 
     def figures(self, room: str) -> WaitlistFigures:
         """The waitlist's counts, in one round trip: O(1) each."""

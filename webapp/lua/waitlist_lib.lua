@@ -12,7 +12,8 @@
 --                        st waiting|admitted|lapsed, a admitted at, l lapsed at, ip/net/
 --                        dev hashes, ac nth entry of its address, lg language, cn
 --                        confirmation emails sent (if more than one) and cl the last's
---                        time, nn told it is nearly in (when), rs its referral leg:
+--                        time, ec address corrections (waitlist_resend.lua), nn told
+--                        it is nearly in (when), rs its referral leg:
 --                        pending|credited|held|void, rw why held or void, rp points its leg gave,
 --                        rf {c credited, h held, p pending} as a referrer, vt credit times}
 --   +1  line      zset   waiting entry -> order score (everyone waiting: the position)

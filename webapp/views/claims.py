@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import time
 
-from flask import Blueprint, current_app, redirect, render_template, session, url_for
+from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import lazy_gettext
 
 from webapp.domain.claims import Claim, ClaimRefused, Claims, LiveClaims, SeatTaken, verify_claim
-from webapp.views import services
-from webapp.views.pages import remember
+from webapp.views import services, visitor
 
 bp = Blueprint("claims", __name__)
 REFUSALS = {
@@ -95,7 +94,7 @@ def _take_seat(claim: Claim) -> ResponseReturnValue:
     if not isinstance(taken, SeatTaken):
         return refused(taken)
     if taken.identity:
-        session["vid"] = taken.identity  # the gate finds the same ticket by it
-    session["holders"] = {**session.get("holders", {}), claim.room: taken.holder}
-    remember(claim.room, taken.token)
+        visitor.take_identity(taken.identity)  # the gate finds the same ticket by it
+    visitor.hold(claim.room, taken.holder)
+    visitor.remember(claim.room, taken.token)
     return redirect(url_for("pages.gate", room=claim.room), 303)

@@ -166,6 +166,7 @@ def error_response(
     if wants_json():
         return jsonify(error=message), status, headers or {}
     reload = request.method == "GET"  # an outage page asks again by itself
+    rejoin = request.endpoint == "pages.join"  # a refused join is asked again, as a POST
     room = (request.view_args or {}).get("room")
     opens_at = room_about(room).opens_at if status == 409 and room else None
     page = render_template(
@@ -177,7 +178,8 @@ def error_response(
         retry_seconds=retry_seconds,
         reload=reload,
         opens_at=opens_at,
-        again=request.url if request.method == "GET" else "",
+        again=request.url if reload or rejoin else "",
+        again_post=rejoin,
     )
     return page, status, headers or {}
 

@@ -1,5 +1,6 @@
 """What every page shares beyond the blueprints: a room's heading (its title and
-description), times shown as clock times, and the favicon."""
+description), the footer's sentence on how the room's line is ordered, times shown as
+clock times, and the favicon."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from flask_babel import format_date, format_time
 from webapp.domain.rooms import RoomNotFound
 from webapp.i18n import _
 from webapp.views import lobby
+from webapp.views.words import duration
 
 bp = Blueprint("extras", __name__)
+bp.add_app_template_filter(duration, "duration_words")  # "5 minutes", in the visitor's language
 
 
 class About(NamedTuple):
@@ -34,6 +37,23 @@ def room_about(room: str) -> About:
     return About(settings.title or room, settings.description, settings.opens_at)
 
 
+@bp.app_template_global()
+def line_order(room: str | None) -> str:
+    """The footer's one sentence on the order people are let in, true for the page's
+    room (a waitlist may go by referral points or by lot)."""
+    if room is None:
+        return _("Live rooms let people in first come, first served.")
+    try:
+        settings = lobby().settings(room)
+    except RoomNotFound:
+        return _("Live rooms let people in first come, first served.")
+    if settings.kind == "waitlist" and settings.ordering == "priority":
+        return _("This waitlist goes by referral points first, then by who signed up first.")
+    if settings.kind == "waitlist" and settings.ordering == "lottery":
+        return _("This waitlist's order is drawn by lot, in a draw anyone can check.")
+    return _("A fair line, first come first served.")
+
+
 @bp.app_template_filter()
 def iso_time(when: int) -> str:
     """Unix seconds as ISO 8601 in UTC, for a <time datetime> the browser localises."""
@@ -42,13 +62,14 @@ def iso_time(when: int) -> str:
 
 @bp.app_template_filter()
 def utc_clock(when: int) -> str:
-    """Unix seconds as words in UTC ("14:30 UTC on 24 November 2026"): the text shown
-    without JavaScript; static/js/lobby.js puts the visitor's own time zone in."""
+    """Unix seconds as words in UTC ("14:30 UTC on 24 November 2026"), the time as the
+    visitor's locale writes it (2:30 PM in the US): the text shown without JavaScript;
+    static/js/shared.js puts the visitor's own time zone in."""
     moment = datetime.fromtimestamp(when, UTC)
     # Babel writes the time and the date for the visitor's language (webapp/i18n.py)
     return _(
         "%(time)s UTC on %(date)s",
-        time=format_time(moment, "HH:mm"),
+        time=format_time(moment, "short"),
         date=format_date(moment, "long"),
     )
 

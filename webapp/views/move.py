@@ -7,16 +7,13 @@ The browser that gave the place away learns it at its next poll or visit.
 
 from __future__ import annotations
 
-import secrets
-
 import segno
-from flask import Blueprint, redirect, render_template, session, url_for
+from flask import Blueprint, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 
 from webapp.domain.moves import LIFETIME, MoveRefused
-from webapp.views import moves, rooms
-from webapp.views.pages import ended_page, forget_ended, remember, tickets, visitor_id
+from webapp.views import moves, rooms, visitor
 
 bp = Blueprint("move", __name__)
 LIVE = ("waiting", "offered", "admitted")
@@ -24,34 +21,12 @@ OFFERED = ("waiting", "offered")  # the waiting page offers it; a seat stays whe
 REFUSED = {"expired": 410, "used": 410, "ended": 410, "invalid": 400}
 
 
-def holder(room: str) -> str | None:
-    held: dict[str, str] = session.get("holders", {})
-    return held.get(room)
-
-
-def moved_away(room: str, token: str) -> ResponseReturnValue | None:
-    """The answer for a page of a browser whose place in ``room`` moved elsewhere (the
-    ended state, "moved"), or None."""
-    return ended_page(room, "moved") if gave_away(room, token) else None
-
-
-def gave_away(room: str, token: str) -> bool:
-    """Whether this browser's place in ``room`` moved elsewhere. If so, it forgets the
-    ticket (remembering why, for its other pages) and takes a new visitor id, so joining
-    again gives it a new place instead of the moved one."""
-    if not moves().moved_away(room, token, holder(room)):
-        return False
-    forget_ended(room, token, "moved")
-    session["vid"] = secrets.token_urlsafe(12)
-    return True
-
-
 @bp.get("/rooms/<room>/move")
 def offer(room: str) -> ResponseReturnValue:
-    token = tickets().get(room)
+    token = visitor.ticket(room)
     if token is None or rooms().ticket_state(room, token) not in OFFERED:
         return render_template("move.html", room=room, refused="ended"), 410
-    link = url_for(".take", link=moves().offer(room, token, visitor_id()), _external=True)
+    link = url_for(".take", link=moves().offer(room, token, visitor.visitor_id()), _external=True)
     qr = segno.make(link, error="m").svg_inline(scale=4, dark="#000", light="#fff", border=2)
     minutes = LIFETIME // 60
     return render_template("move.html", room=room, link=link, qr=Markup(qr), minutes=minutes)
@@ -75,7 +50,7 @@ def take(link: str) -> ResponseReturnValue:
         moved = moves().take(link)
     except MoveRefused as refused:
         return render_template("move.html", refused=refused.reason), REFUSED[refused.reason]
-    session["vid"] = moved.identity  # the gate finds the same ticket by this identity
-    session["holders"] = {**session.get("holders", {}), room: moved.holder}
-    remember(room, token)
+    visitor.take_identity(moved.identity)  # the gate finds the same ticket by it
+    visitor.hold(room, moved.holder)
+    visitor.remember(room, token)
     return redirect(url_for("pages.gate", room=room)), 303

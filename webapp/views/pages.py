@@ -1,79 +1,36 @@
-"""The browser pages: the lobby, the gate of a room, the waiting page and the room page.
+"""The browser pages: the lobby, the visitor's name, and a room's own page.
 
-The signed session holds the visitor: a display name, a random visitor id (the engine
-identity is ``visitor:<id>``, so joining twice gives the same place) and the ticket
-token of each room. The waiting page polls ``/rooms/<room>/line``: that poll is the
-check-in, and its answer sets the delay of the next one.
+A room's page (``GET /rooms/<room>``) never joins: it shows the visitor's live place
+(the waiting page or the room), the ended state of the place this browser had there,
+or a card with one button that joins (``POST /rooms/<room>/join``). So Back, a reload,
+a restored tab or a link preview can never put anyone in line; only the visitor can.
+The waiting page's poll, leaving and the email are ``webapp.views.line``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-import secrets
 from typing import Any
 
-from flask import (
-    Blueprint,
-    flash,
-    make_response,
-    redirect,
-    render_template,
-    request,
-    session,
-    url_for,
-)
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from webapp.domain.lobby import Place, Standing
-from webapp.domain.rooms import (
-    InvalidInput,
-    RoomError,
-    RoomNotFound,
-    TicketNotFound,
-    clean_display_name,
-    public_id,
-)
-from webapp.domain.waitlist import normalise_email
-from webapp.i18n import _, current_language
-from webapp.realtime import room_state
-from webapp.views import lobby, rooms, visits
-from webapp.views.api import MAX_EMAIL
-from webapp.views.words import explain, trend_words, wait_words
+from webapp.domain.lobby import Place
+from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
+from webapp.i18n import _
+from webapp.views import lobby, place, visitor, visits
+from webapp.views.waitlist import signup_page
+from webapp.views.words import explain
 
 bp = Blueprint("pages", __name__)
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
 
 
-def visitor_id() -> str:
-    if "vid" not in session:
-        session["vid"] = secrets.token_urlsafe(12)
-    return str(session["vid"])
-
-
-def tickets() -> dict[str, str]:
-    held: dict[str, str] = session.get("tickets", {})
-    return held
-
-
-def remember(room: str, token: str | None) -> None:
-    held = dict(tickets())
-    if token is None:
-        held.pop(room, None)
-        session["shown"] = {r: v for r, v in session.get("shown", {}).items() if r != room}
-    else:
-        held[room] = token
-    session["tickets"] = held
-
-
-def is_htmx() -> bool:
-    return request.headers.get("HX-Request") == "true"
-
-
 @bp.get("/")
 def home() -> ResponseReturnValue:
-    if is_htmx():  # the room cards' own poll, which runs while no place is live
-        if not tickets():
+    if place.is_htmx():  # the room cards' own poll, which runs while no place is live
+        if not visitor.tickets():
             return render_template("_room_cards.html", cards=lobby().cards(), mine={})
         # a place began in another tab: from now on the places' poll updates the lobby
         return lobby_update(oob_places=True)
@@ -81,7 +38,7 @@ def home() -> ResponseReturnValue:
     return render_template(
         "lobby.html",
         **lobby_parts(),
-        name=session.get("name", ""),
+        name=visitor.name(),
         next=wanted if NEXT_PATH.fullmatch(wanted) else "",
     )
 
@@ -107,41 +64,35 @@ def lobby_parts() -> dict[str, Any]:
         "mine": marks(found),
         "places": found,
         "places_poll": places_poll(found),
+        "seats": {room: mark.seat for room, mark in visitor.ended_marks().items()},
     }
 
 
 def marks(places: list[Place]) -> dict[str, Any]:
     """What each room's card says of the visitor: seated, or their place in line."""
     mine: dict[str, Any] = {}
-    for place in places:
-        if place.state in ("turn", "seated"):
-            mine[place.room] = "seated"
-        elif place.standing is not None:
-            mine[place.room] = place.standing.ticket.position
+    for found in places:
+        if found.state in ("turn", "seated"):
+            mine[found.room] = "seated"
+        elif found.standing is not None:
+            mine[found.room] = found.standing.ticket.position
     return mine
-
-
-@bp.post("/places/<room>/dismiss")
-def dismiss(room: str) -> ResponseReturnValue:
-    """Forgets an ended place the lobby keeps showing."""
-    session["ended"] = {r: e for r, e in session.get("ended", {}).items() if r != room}
-    return redirect(url_for(".home")), 303
 
 
 def my_places() -> list[Place]:
     """Every place of this session: live ones checked in, ended ones with their reason."""
     found = []
-    for room, token in sorted(tickets().items()):
-        if gave_away(room, token):  # now another browser's: listed below as ended, moved
+    for room, token in sorted(visitor.tickets().items()):
+        if visitor.gave_away(room, token):  # now another browser's: listed as ended, moved
             continue
-        place = lobby().place(room, token)
-        if place.ended is not None:
-            forget_ended(room, token, place.ended.why)
-        found.append(place)
-    live = {p.room for p in found}
-    for room, (_token, why) in sorted(session.get("ended", {}).items()):
-        if room not in live:
-            found.append(Place(room, "ended", ended=lobby().ended(room, why)))
+        live = lobby().place(room, token)
+        if live.ended is not None:
+            place.mark(room, token, live.ended.why)
+        found.append(live)
+    rooms_live = {p.room for p in found}
+    for room, mark in sorted(visitor.ended_marks().items()):
+        if room not in rooms_live:
+            found.append(Place(room, "ended", ended=lobby().ended(room, mark.why)))
     return found
 
 
@@ -153,25 +104,20 @@ def places_poll(found: list[Place]) -> float | None:
     return min(polls) if polls else None
 
 
-def forget_ended(room: str, token: str, why: str) -> None:
-    """The ticket ended: the session forgets it but remembers why (for its other pages,
-    which poll with this ticket's public id and are told, never joined again)."""
-    remember(room, None)
-    ended = dict(session.get("ended", {}))
-    ended[room] = [public_id(token), why]
-    session["ended"] = ended
+@bp.post("/places/<room>/dismiss")
+def dismiss(room: str) -> ResponseReturnValue:
+    """Forgets an ended place the lobby keeps showing."""
+    visitor.dismiss(room)
+    return redirect(url_for(".home")), 303
 
 
-def page_ticket(room: str) -> tuple[str | None, str | None]:
-    """The session's ticket for the room if it is the one this page was showing (``t``,
-    its public id), and else None with why this page's ticket is no longer live."""
-    token, mine = tickets().get(room), request.args.get("t")
-    if token is not None and (not mine or public_id(token) == mine):
-        return token, None
-    ended_id, why = session.get("ended", {}).get(room, ["", "unknown"])
-    if token is not None:  # a newer place than this page's, in another tab
-        return None, why if ended_id == mine else "replaced"
-    return None, why if not mine or ended_id == mine else "unknown"
+def typed_name() -> tuple[str, str]:
+    """The display name in the form, cleaned, and what is wrong with it ('' if nothing)."""
+    try:
+        name = clean_display_name(request.form.get("name", ""))
+    except InvalidInput as error:
+        return "", explain(error)
+    return name, "" if name else _("Please type a name that others will see.")
 
 
 @bp.post("/name")
@@ -180,22 +126,16 @@ def set_name() -> ResponseReturnValue:
     visitor's live tickets carry the new one, so rooms show it from their next update."""
     wanted = request.form.get("next", "")
     back = wanted if NEXT_PATH.fullmatch(wanted) else ""
-    try:
-        name = clean_display_name(request.form.get("name", ""))
-    except InvalidInput as error:
-        name, problem = "", explain(error)
-    else:
-        problem = "" if name else _("Please type a name that others will see.")
+    name, problem = typed_name()
     if problem:
         flash(problem.capitalize().rstrip(".") + ".", "error")
-        if session.get("name"):  # a change: back where it was asked, the old name kept
+        if visitor.name():  # a change: back where it was asked, the old name kept
             return redirect(back or url_for(".home")), 303
         return redirect(url_for(".home", next=back or None)), 303
-    changed = session.get("name") not in (None, "", name)
-    session["name"] = name
-    visitor_id()
+    changed = visitor.name() not in ("", name)
+    visitor.set_name(name)
     if changed:
-        for room, token in tickets().items():
+        for room, token in visitor.tickets().items():
             with contextlib.suppress(RoomError):
                 visits().rename(room, token, name)
         flash(_("Your name is now %(name)s.", name=name), "info")
@@ -204,59 +144,36 @@ def set_name() -> ResponseReturnValue:
 
 @bp.get("/rooms/<room>")
 def gate(room: str) -> ResponseReturnValue:
+    """A room's page. ``t``: the public id of the ticket the page showed (the room
+    page's own reload): if that one ended, the page says so and why."""
     if is_waitlist(room):
-        from webapp.views.waitlist import signup_page  # it imports this module
-
         return signup_page(room)
-    if not session.get("name"):
-        return redirect(url_for(".home", next=request.path))
-    if "t" in request.args:  # the room page's own reload: this seat, or say it ended
-        token, why = page_ticket(room)
-        place = lobby().place(room, token) if token else None
-        if place is None or place.ended is not None:
-            if token is not None and place is not None and place.ended is not None:
-                why = place.ended.why
-                forget_ended(room, token, why)
-            return ended_page(room, why or "unknown", seat=True)
-    standing = visits().join(room, identity=f"visitor:{visitor_id()}", name=session["name"])
-    if (gone := moved_away(room, standing.ticket.token)) is not None:
-        return gone
-    joined(room, standing)
-    if not standing.ticket.seated:
-        return render_template("waiting.html", **line_context(room, standing))
-    poll = standing.poll_after
-    welcome = session.pop("welcome", None) == room
-    state = room_state(rooms(), room)
-    you = public_id(standing.ticket.token)
-    code = standing.ticket.support_code
-    return render_template(
-        "room.html", room=room, state=state, welcome=welcome, poll=poll, you=you, support_code=code
-    )
+    token, ended = visitor.page_ticket(room, request.args.get("t"))
+    if token is not None:
+        return place.show(room, token)
+    if ended is not None:
+        return place.ended_page(room, ended, here="t" not in request.args)
+    return place.join_card(room)
 
 
-def joined(room: str, standing: Standing) -> None:
-    """A join (or a rejoin of the live place): the session keeps the ticket and the
-    position it joined at (the progress bar's start); an old ended place is forgotten."""
-    token = standing.ticket.token
-    if tickets().get(room) != token:
-        start = dict(session.get("start", {}))
-        start[room] = standing.ticket.position
-        session["start"] = start
-    remember(room, token)
-    if room in session.get("ended", {}):
-        session["ended"] = {r: e for r, e in session["ended"].items() if r != room}
-
-
-def moved_away(room: str, token: str) -> ResponseReturnValue | None:
-    from webapp.views import move  # it imports this module
-
-    return move.moved_away(room, token)
-
-
-def gave_away(room: str, token: str) -> bool:
-    from webapp.views import move  # it imports this module
-
-    return move.gave_away(room, token)
+@bp.post("/rooms/<room>/join")
+def join(room: str) -> ResponseReturnValue:
+    """The one way into a room's line (the join card, the lobby, "Join again"): joins,
+    or finds this browser's live place, then shows it on the room's page."""
+    if is_waitlist(room):
+        return redirect(url_for(".gate", room=room)), 303
+    if "name" in request.form:  # the card asked a visitor without a name for one
+        name, problem = typed_name()
+        if problem:
+            return place.join_card(room, 400, problem)
+        visitor.set_name(name)
+    elif not visitor.name():
+        return redirect(url_for(".gate", room=room)), 303
+    standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
+    if visitor.gave_away(room, standing.ticket.token):  # that place is another browser's
+        standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
+    visitor.remember(room, standing.ticket.token, standing.ticket.position)
+    return redirect(url_for(".gate", room=room)), 303
 
 
 def is_waitlist(room: str) -> bool:
@@ -265,118 +182,3 @@ def is_waitlist(room: str) -> bool:
         return lobby().settings(room).kind == "waitlist"
     except RoomNotFound:
         return False
-
-
-@bp.get("/rooms/<room>/line")
-def line(room: str) -> ResponseReturnValue:
-    """The waiting page's poll (the check-in). It never joins: the page's own ticket
-    (``t``, its public id) decides, so a page whose place ended says so and why."""
-    token, why = page_ticket(room)
-    if token is None:
-        if why == "unknown" and "t" not in request.args:
-            return to_gate(room)  # an old bookmark of the waiting page: the gate asks
-        return ended_page(room, why or "unknown")
-    if (gone := moved_away(room, token)) is not None:
-        return gone
-    place = lobby().place(room, token, shown=session.get("shown", {}).get(room))
-    if place.ended is not None:
-        forget_ended(room, token, place.ended.why)
-        return ended_page(room, place.ended.why)
-    page = "_line_status.html" if is_htmx() else "waiting.html"
-    if place.standing is None:  # a seat is offered or held: it is this visitor's turn
-        session["welcome"] = room
-        context = {"room": room, "turn": place, "you": public_id(token), "poll": 5.0}
-        return render_template(page, **context)
-    return render_template(page, **line_context(room, place.standing))
-
-
-def ended_page(room: str, why: str, seat: bool = False) -> ResponseReturnValue:
-    """The ended state: the partial alone for htmx (200, so it is swapped in and stops
-    the polling), else the whole page with 410 (404 when the room is gone)."""
-    ended = lobby().ended(room, why)
-    seat = seat or request.args.get("seat") == "1"  # the room page asks for its seat
-    context = {"room": room, "ended": ended, "seat": seat}
-    if is_htmx():
-        return render_template("_line_status.html", **context), 200
-    return render_template("waiting.html", **context), 404 if not ended.exists else 410
-
-
-@bp.post("/rooms/<room>/leave")
-def leave(room: str) -> ResponseReturnValue:
-    token = tickets().get(room)
-    if token is not None:
-        forget_ended(room, token, "left")
-        with contextlib.suppress(TicketNotFound, RoomNotFound):
-            visits().end(room, token)
-    flash(_("You left %(room)s. Your place has been given up.", room=room), "info")
-    return redirect(url_for(".home")), 303
-
-
-@bp.post("/rooms/<room>/email")
-def email(room: str) -> ResponseReturnValue:
-    """The waiting page's "email me when it is my turn": sets (or, with ``remove``, drops)
-    the email the engine tells when a seat is offered to this visitor's place."""
-    token = tickets().get(room)
-    back = redirect(url_for(".line", room=room, t=public_id(token) if token else None)), 303
-    if token is None:
-        return back
-    emails = dict(session.get("emails", {}))
-    address = ""
-    if "remove" not in request.form:
-        try:
-            address = normalise_email(request.form.get("email", "")[:MAX_EMAIL]).address
-        except InvalidInput as error:
-            flash(explain(error), "error")
-            return back
-    if not rooms().set_email(room, token, address, current_language()):
-        flash(_("Your place is no longer waiting, so nothing was changed."), "error")
-        return back
-    if address:
-        emails[room] = address
-        flash(_("We will email %(email)s when it is your turn.", email=address), "info")
-    else:
-        emails.pop(room, None)
-        flash(_("No email will be sent."), "info")
-    session["emails"] = emails
-    return back
-
-
-def remember_shown(room: str, standing: Standing) -> None:
-    """Keeps the wait figure this page shows, so the next poll (on any worker) moves
-    smoothly from it (``estimate.smooth``); the signed session carries it."""
-    shown = dict(session.get("shown", {}))
-    if standing.shown is None:
-        shown.pop(room, None)
-    else:
-        shown[room] = standing.shown.dumps()
-    session["shown"] = shown
-
-
-def to_gate(room: str) -> ResponseReturnValue:
-    """Into the room: a full navigation, also when htmx asked."""
-    url = url_for(".gate", room=room)
-    if is_htmx():
-        response = make_response("", 200)
-        response.headers["HX-Redirect"] = url
-        return response
-    return redirect(url), 303
-
-
-def line_context(room: str, standing: Standing) -> dict[str, Any]:
-    ticket = standing.ticket
-    remember_shown(room, standing)
-    seen = request.args.get("seen", type=int)
-    start = max(session.get("start", {}).get(room, ticket.position), ticket.position)
-    guess = standing.estimate
-    return {
-        "room": room,
-        "ticket": ticket,
-        "you": public_id(ticket.token),
-        "wait": None if guess is None else wait_words(guess),
-        "seconds": None if guess is None else round(guess.wait),
-        "basis": standing.basis,
-        "trend": trend_words(standing.trend),
-        "poll": standing.poll_after,
-        "moved": seen is not None and seen != ticket.position,
-        "start": start,
-    }

@@ -12,31 +12,32 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.claims import address_tag
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, commitment_of, verify_draw
+from webapp.domain.waitlist import (
+    EntryNotFound,
+    NotAWaitlist,
+    OldAddress,
+    commitment_of,
+    verify_draw,
+)
 from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
-from webapp.views import lobby, waitlists
-from webapp.views.pages import visitor_id
-from webapp.views.words import explain
+from webapp.views import lobby, visitor, waitlists
+from webapp.views.api import MAX_EMAIL
+from webapp.views.words import explain, resent_words
 
 bp = Blueprint("waitlist", __name__)
 MAX_REF = 32
 DRAW_SHOWN = 10_000  # a draw this size or smaller is recomputed and listed on its page
 
 
-def entries() -> dict[str, str]:
-    """The signed entry token of each waitlist this browser signed up to."""
-    held: dict[str, str] = session.get("entries", {})
-    return held
-
-
 def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
     """The form, or the entry's page for someone who signed up from this browser."""
-    token = entries().get(room)
+    token = visitor.entries().get(room)
     if token is not None and not error and entry_of(room, token) is not None:
         return redirect(url_for("waitlist.entry", room=room, token=token))
     form = request.form if request.method == "POST" else {}
@@ -44,7 +45,7 @@ def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturn
     context = {
         "room": room,
         "settings": settings,
-        "name": form.get("name", session.get("name", "")),
+        "name": form.get("name", visitor.name()),
         "email": form.get("email", ""),
         "ref": (form.get("ref") or request.args.get("ref", ""))[:MAX_REF],
         "error": error,
@@ -65,7 +66,7 @@ def signup(room: str) -> ResponseReturnValue:
             request.form.get("email", ""),
             request.form.get("ref", "")[:MAX_REF],
             address=request.remote_addr or "",
-            device=visitor_id(),
+            device=visitor.visitor_id(),
             language=entry_language(),
         )
     except NotAWaitlist:
@@ -73,8 +74,9 @@ def signup(room: str) -> ResponseReturnValue:
     except InvalidInput as error:  # EmailRefused is one: say why, on the form
         return signup_page(room, 400, explain(error))
     token = entry_token(room, entry.id)
-    session["entries"] = {**entries(), room: token}
-    session.setdefault("name", name)
+    visitor.keep_entry(room, token)
+    if not visitor.name():
+        visitor.set_name(name)
     return redirect(url_for("waitlist.entry", room=room, token=token), 303)
 
 
@@ -86,19 +88,38 @@ def entry(room: str, token: str) -> ResponseReturnValue:
     try:
         found = waitlists().position(room, entry_id)
     except (EntryNotFound, RoomNotFound):  # the room was deleted since: sign up afresh
-        if entries().get(room) == token:
-            session["entries"] = {r: t for r, t in entries().items() if r != room}
+        if visitor.entries().get(room) == token:
+            visitor.keep_entry(room, None)
         raise
-    settings = lobby().settings(room)
     referral = url_for("pages.gate", room=room, ref=found.referral_code, _external=True)
     context = {
         "room": room,
         "entry": found,
-        "settings": settings,
+        "token": token,
+        "settings": lobby().settings(room),
         "referral_link": referral,
+        "email": "" if found.confirmed else waitlists().email_of(room, entry_id),
         "draw": waitlists().draw_record(room) if found.ordering == "lottery" else None,
     }
     return render_template("waitlist/entry.html", **context)
+
+
+@bp.post("/rooms/<room>/entry/<token>/confirmation")
+def resend(room: str, token: str) -> ResponseReturnValue:
+    """The confirmation email again (throttled): to the same address, or with ``email``
+    to a corrected one, whose link alone confirms from then on."""
+    entry_id = entry_of(room, token)
+    if entry_id is None:
+        raise EntryNotFound("this link does not open an entry of this waitlist")
+    corrected = request.form.get("email", "")[:MAX_EMAIL]
+    try:
+        sent = waitlists().resend_confirmation(room, entry_id, corrected)
+    except InvalidInput as error:  # EmailRefused: say why, the correction's form open
+        flash(explain(error), "error")
+        return redirect(url_for("waitlist.entry", room=room, token=token, fix=1), 303)
+    address = waitlists().email_of(room, entry_id)
+    flash(resent_words(sent, address, bool(corrected)), "info" if sent.sent else "error")
+    return redirect(url_for("waitlist.entry", room=room, token=token), 303)
 
 
 @bp.get("/confirm/<token>")
@@ -106,9 +127,10 @@ def confirm_form(token: str) -> ResponseReturnValue:
     found = confirmation_of(token)
     if found is None:
         return refused_link()
-    room, entry_id = found
-    entry = waitlists().position(room, entry_id)
-    return render_template("waitlist/confirm.html", room=room, entry=entry, token=token)
+    entry = waitlists().position(found.room, found.entry)
+    if found.tag and not entry.confirmed and found.tag != tag_now(found.room, found.entry):
+        return refused_link(old=True)  # sent to an address corrected since
+    return render_template("waitlist/confirm.html", room=found.room, entry=entry, token=token)
 
 
 @bp.post("/confirm/<token>")
@@ -116,14 +138,22 @@ def confirm(token: str) -> ResponseReturnValue:
     found = confirmation_of(token)
     if found is None:
         return refused_link()
-    room, entry_id = found
-    waitlists().confirm(room, entry_id)
+    try:
+        waitlists().confirm(found.room, found.entry, found.tag)
+    except OldAddress:
+        return refused_link(old=True)
     flash(_("Your email is confirmed: you can now be let in when your turn comes."), "info")
-    return redirect(url_for("waitlist.entry", room=room, token=entry_token(room, entry_id)), 303)
+    entry_page = url_for("waitlist.entry", room=found.room, token=entry_token(*found[:2]))
+    return redirect(entry_page, 303)
 
 
-def refused_link() -> ResponseReturnValue:
-    return render_template("waitlist/refused.html"), 400
+def tag_now(room: str, entry: str) -> str:
+    """The tag of the address the entry's emails go to now (``claims.address_tag``)."""
+    return address_tag(entry, waitlists().email_of(room, entry))
+
+
+def refused_link(old: bool = False) -> ResponseReturnValue:
+    return render_template("waitlist/refused.html", old=old), 400
 
 
 @bp.get("/rooms/<room>/draw")

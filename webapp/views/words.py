@@ -1,6 +1,7 @@
 """The words shown to people, in their language: the engine's refusals (errors, forms,
 the room socket; the JSON API keeps the engine's own English, ``str(error)``), the wait
-as a range, why it moved, a duration."""
+as a range, why it moved, a duration, what became of a confirmation email asked for
+again."""
 
 from __future__ import annotations
 
@@ -96,6 +97,34 @@ def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
             "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
         )
     return _("about %(duration)s", duration=duration(low_h * 3600))
+
+
+def resent_words(resent: waitlist.Resent, address: str, corrected: bool) -> str:
+    """What became of "send the confirmation email again" (or to a corrected address)."""
+    if resent.sent and corrected:
+        return _(
+            "We sent a new confirmation email to %(email)s. The link in any earlier one "
+            "no longer works.",
+            email=address,
+        )
+    if resent.sent:
+        return _("We sent the confirmation email again, to %(email)s.", email=address)
+    if resent.outcome == "too_soon":
+        return _(
+            "We sent one only a moment ago: it can take a few minutes to arrive. You can "
+            "ask again in %(wait)s.",
+            wait=duration(max(resent.wait, 1)),
+        )
+    if resent.outcome == "too_many":
+        return _(
+            "We have sent this entry all the confirmation emails we send. If none arrived, "
+            "look in your spam folder, or ask the organisers."
+        )
+    if resent.outcome == "taken":
+        return _("That address is already on this waitlist, with an entry of its own.")
+    if resent.outcome == "confirmed":
+        return _("Your email is confirmed already: nothing more to do.")
+    return _("This entry is no longer waiting, so no email was sent.")
 
 
 def duration(seconds: int) -> str:

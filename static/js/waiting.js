@@ -1,0 +1,178 @@
+/* The waiting page (templates/waiting.html, _line_status.html), on top of shared.js:
+   the title shows the position; "updated 12 s ago" ages between polls and turns into
+   a warning when a poll fails (tried again soon, backing off); the wait as a clock time
+   in the visitor's own zone and locale; offers to notify or beep when it is your turn;
+   then the "it's your turn" moment, and in. The poll itself is htmx (hx-get). */
+(function () {
+  "use strict";
+  var page = window.page, byId = page.byId, t = page.t, room = page.room;
+  var TURN_MOMENT = page.config("turnMoment", 3);  // seconds "it's your turn" shows first
+
+  var updatedAt = Date.now();
+  var failing = false;
+  var misses = 0;
+  var turnTimer = null;
+
+  function twoDigits(n) { return (n < 10 ? "0" : "") + n; }
+  function clockText(seconds) {
+    seconds = Math.max(0, Math.round(seconds));
+    return Math.floor(seconds / 60) + ":" + twoDigits(seconds % 60);
+  }
+  function ago(seconds) {
+    if (seconds < 5) { return t("justNow"); }
+    if (seconds < 60) { return t("secondsAgo", { n: seconds }); }
+    return t("minutesAgo", { n: Math.floor(seconds / 60) });
+  }
+
+  // An optional beep when it is your turn: the visitor turns it on (a click lets the
+  // page play sound), and the choice is remembered in this browser.
+  var audio = null;
+  function soundWanted() {
+    try { return localStorage.getItem("turn-sound") === "1"; } catch (e) { return false; }
+  }
+  function audioReady() {
+    var Context = window.AudioContext || window.webkitAudioContext;
+    if (!audio && Context) { audio = new Context(); }
+    if (audio && audio.state === "suspended") { audio.resume(); }
+  }
+  function beep() {
+    if (!audio || !soundWanted()) { return; }
+    [0, 0.35].forEach(function (at) {
+      var tone = audio.createOscillator(), gain = audio.createGain();
+      tone.frequency.value = 880;
+      gain.gain.value = 0.15;
+      tone.connect(gain);
+      gain.connect(audio.destination);
+      tone.start(audio.currentTime + at);
+      tone.stop(audio.currentTime + at + 0.25);
+    });
+  }
+  function notify(title, text) {
+    if (!("Notification" in window) || Notification.permission !== "granted") { return; }
+    try { new Notification(title, { body: text }); }
+    catch (e) { /* some browsers only notify from a service worker */ }
+  }
+  if (soundWanted()) {  // a sound needs a gesture first: the first click or key gives it
+    document.addEventListener("pointerdown", audioReady, { once: true });
+    document.addEventListener("keydown", audioReady, { once: true });
+  }
+
+  function offers(status) {
+    var offer = status.querySelector(".notify-offer");
+    if (offer && "Notification" in window && Notification.permission === "default") {
+      offer.hidden = false;
+      byId("notify").addEventListener("click", function () {
+        Notification.requestPermission().then(function () { offer.hidden = true; });
+      });
+    }
+    // (no id on it: htmx would carry a screenshot tool's style="" over to the new one)
+    var sound = status.querySelector(".sound-offer input");
+    if (sound && (window.AudioContext || window.webkitAudioContext)) {
+      sound.closest(".sound-offer").hidden = false;
+      sound.checked = soundWanted();
+      sound.addEventListener("change", function () {
+        try { localStorage.setItem("turn-sound", sound.checked ? "1" : "0"); } catch (e) { /* private mode */ }
+        if (sound.checked) { audioReady(); }
+      });
+    }
+  }
+
+  // "Updated 12 s ago" ages between polls; a failing poll turns it into a warning.
+  function tick() {
+    var live = document.querySelector("#line-status .live");
+    if (!live) { return; }
+    var age = Math.round((Date.now() - updatedAt) / 1000);
+    var text = live.querySelector(".updated");
+    live.dataset.state = failing ? "reconnecting" : "live";
+    if (failing) {
+      text.textContent = t("lost", { age: ago(age) });
+    } else if (age < 5) {
+      text.textContent = t("updatedNow");
+    } else if (age < 60) {
+      text.textContent = t("updatedAgo", { n: age });
+    } else {
+      text.textContent = t("updatedMinutes", { n: Math.floor(age / 60) });
+    }
+  }
+  setInterval(tick, 1000);
+
+  // A lost poll leaves the old status on screen: say so, and ask again soon (backing
+  // off, never slower than half the usual pace): the place is kept while the service
+  // is away, as long as this page keeps asking.
+  function stale() {
+    var status = byId("line-status");
+    var announce = byId("announce");
+    if (!failing && announce) { announce.textContent = t("lostSaid"); }  // said once
+    failing = true;
+    tick();
+    if (!status || status.dataset.state !== "waiting") { return; }
+    misses += 1;
+    var cap = Math.min(5000, 500 * Number(status.dataset.poll || 10));
+    var delay = Math.min(cap, 1000 * Math.pow(2, misses - 1)) * (0.5 + Math.random() / 2);
+    setTimeout(function () { htmx.trigger(status, "retry"); }, delay);
+  }
+
+  // A seat is free: say so (title, sound, notification), then go in after a visible
+  // moment, or at a click. A hidden tab waits for the visitor, showing the time the
+  // seat is held; when that runs out, the page asks the server what became of it.
+  function yourTurn(status) {
+    var left = Number(status.dataset.left || 0);
+    var started = Date.now();
+    var moment = TURN_MOMENT;
+    var go = byId("turn-go"), held = byId("turn-left");
+    document.title = t("turnTitle", { room: room });
+    beep();
+    if (document.hidden) { notify(t("turnNotify"), t("turnNotifyBody", { room: room })); }
+    go.hidden = false;
+    function step() {
+      var remaining = left - (Date.now() - started) / 1000;
+      if (remaining <= 0) {
+        htmx.ajax("GET", status.dataset.line, { target: "#line-status", swap: "outerHTML" });
+        return;
+      }
+      held.textContent = clockText(remaining);
+      if (document.hidden) {
+        moment = TURN_MOMENT;  // the moment starts over when the visitor is back
+        go.textContent = t("turnHidden");
+      } else if (moment <= 0) {
+        location.assign(status.dataset.go);
+        return;
+      } else {
+        go.textContent = t("turnGo", { n: moment });
+        moment -= 1;
+      }
+      turnTimer = setTimeout(step, 1000);
+    }
+    step();
+  }
+
+  function setup() {
+    var status = byId("line-status");
+    clearTimeout(turnTimer);
+    if (!status) { return; }
+    var state = status.dataset.state;
+    if (state === "waiting") {
+      updatedAt = Date.now();
+      failing = false;
+      misses = 0;
+      offers(status);
+      document.title = t("inLine", { position: status.dataset.position, room: room });
+      var eta = status.querySelector(".eta");
+      if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
+        var at = new Date(Date.now() + 1000 * Number(status.dataset.wait));
+        eta.textContent = t("around", { time: page.clock(at) });
+        eta.hidden = false;
+      }
+      tick();
+    } else if (state === "turn") {
+      yourTurn(status);
+    } else if (state === "ended") {
+      document.title = t("endedTitle", { room: room });
+    }
+  }
+
+  document.body.addEventListener("htmx:sendError", stale);
+  document.body.addEventListener("htmx:responseError", stale);
+  document.body.addEventListener("htmx:afterSwap", setup);
+  setup();
+})();
