@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from webapp import config
 from webapp.redis.connection import EmbeddedRedis
 
 # gevent, measured (bench/ws_sizing.py, docs/operations.md "Sizing"): every open room
@@ -43,11 +44,11 @@ METRICS_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
 def on_starting(server: Any) -> None:
     global _embedded
     _share_metrics(server)
-    if os.environ.get("REDIS_URL"):
+    settings = config.settings()  # as every worker and the mailer read them
+    if settings["REDIS_URL"] or os.environ.get("REDIS_URL"):
         server.log.info("Redis: REDIS_URL from the environment")
         return
-    data_dir = os.environ.get("WEBAPP_DATA_DIR", "var")
-    _embedded = EmbeddedRedis(EmbeddedRedis.resolve(data_dir))
+    _embedded = EmbeddedRedis(EmbeddedRedis.resolve(settings["DATA_DIR"]))
     os.environ["REDIS_URL"] = _embedded.start()
     server.log.info("Redis: embedded redis-server at %s", os.environ["REDIS_URL"])
 

@@ -4,21 +4,9 @@ one (docs/estimates.md, "Before anything is measured")."""
 from __future__ import annotations
 
 import pytest
+from busy import busy_room, turn_over
 
-from tests.domain.test_stats import busy_room, turn_over
 from webapp.domain import estimate
-from webapp.domain.lobby import Lobby
-from webapp.domain.rooms import WaitingRooms
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def lobby(rooms, clock):
-    return Lobby(rooms, refresh=0.0, monotonic=clock)
 
 
 def test_first_in_line_sees_a_wait_from_the_typical_stay(rooms, lobby):
@@ -52,16 +40,16 @@ def test_paused_room_has_no_basis(rooms, lobby):
     assert waiting.basis is None
 
 
-def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock):
+def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock, reports):
     """Measured holds of 10 s against a typical stay of 30 s: once many are measured,
     the pace is the measured one and the basis says so."""
     seated = busy_room(rooms, typical_stay_seconds=30)
     turn_over(rooms, clock, seated, hold=10, times=60)
-    standing = lobby.check_in("busy", rooms.participants("busy")[-1].token)
+    standing = lobby.check_in("busy", reports.participants("busy")[-1].token)
     assert standing.ticket.seated
     rates = lobby.rates("busy", clock.now)
     assert rates is not None and rates.basis == "measured"
-    measured = estimate.rates(rooms.stats("busy"), clock.now, 1)
+    measured = estimate.rates(reports.stats("busy"), clock.now, 1)
     assert measured is not None
     turn_blended, turn_measured = 1 / rates.service, 1 / measured.service
     assert turn_measured < turn_blended < 30

@@ -7,22 +7,10 @@ from __future__ import annotations
 import pytest
 
 from webapp.domain.claims import Claim, Claims
-from webapp.domain.reports import Reports
-from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import SweepResult, Waitlists
+from webapp.domain.waitlist import SweepResult
 
 ROOM = "list"
 HOUR = 3600
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def waitlists(rooms):
-    return Waitlists(rooms, secret=b"test secret")
 
 
 @pytest.fixture
@@ -69,7 +57,7 @@ def test_a_new_entry_gets_one_confirmation_notice_in_its_language(rooms, waitlis
 
 
 def test_an_unclaimed_admission_lapses_and_the_next_is_admitted(
-    rooms, waitlists, claims, clock, r, keys
+    rooms, waitlists, claims, clock, r, keys, reports
 ):
     """Past claim_seconds the sweep lapses the entry (told: lapsed), admits the next
     confirmed entry in its place (offered: admitted, with its own deadline), and the
@@ -92,7 +80,7 @@ def test_an_unclaimed_admission_lapses_and_the_next_is_admitted(
     assert notices(waitlists, "lapsed") == ids[:1]
     assert notices(waitlists, "admitted") == ids[:2]
     assert waitlists.figures(ROOM).admitted == 1
-    audit = [(e.kind, e.detail) for e in Reports(rooms).audit(ROOM, 100, ["lapse", "admit"])]
+    audit = [(e.kind, e.detail) for e in reports.audit(ROOM, 100, ["lapse", "admit"])]
     assert ("lapse", "not claimed in time") in audit
     assert any(kind == "admit" and detail.startswith("in place of ") for kind, detail in audit)
 

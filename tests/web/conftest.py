@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 
 from webapp import create_app
 from webapp.domain import admins as accounts
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
 
@@ -51,6 +52,12 @@ def app(redis_url: str, r: redis.Redis) -> Iterator[Flask]:
 def engine(app: Flask) -> WaitingRooms:
     rooms: WaitingRooms = app.extensions["services"].rooms
     return rooms
+
+
+@pytest.fixture
+def reports(app: Flask) -> Reports:
+    found: Reports = app.extensions["services"].reports
+    return found
 
 
 class Visitor:

@@ -24,7 +24,7 @@ def token_of(visitor: Any) -> str:
 
 
 def test_an_email_is_kept_shown_and_sent_when_the_seat_comes(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms, r: Any
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, r: Any, reports
 ) -> None:
     """Bob gives an email: the page says it will be used; when Ann leaves, the offer of
     her seat to Bob is in the outbox with his address."""
@@ -36,7 +36,7 @@ def test_an_email_is_kept_shown_and_sent_when_the_seat_comes(
     page = bob.get(sent.location).get_data(as_text=True)
     assert "We will email Bob.B@example.org when it is your turn." in page
     assert "we also email Bob.B@example.org" in page and "Stop the email" in page
-    assert engine.email_of("hall", token_of(bob)) == "Bob.B@example.org"
+    assert reports.email_of("hall", token_of(bob)) == "Bob.B@example.org"
     ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
     notices = [f for _, f in r.xrange(Keys().room("hall").outbox)]
     assert [(n["kind"], n["email"], n["entry"]) for n in notices] == [
@@ -45,7 +45,7 @@ def test_an_email_is_kept_shown_and_sent_when_the_seat_comes(
 
 
 def test_a_bad_email_changes_nothing_and_an_email_can_be_removed(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """A malformed or disposable address is refused in words; Stop the email removes it;
     without the form's CSRF token nothing is stored."""
@@ -55,13 +55,13 @@ def test_a_bad_email_changes_nothing_and_an_email_can_be_removed(
         assert said.status_code == 303
         text = bob.get(said.location).get_data(as_text=True)
         assert "email address" in text and "we also email" not in text
-    assert engine.email_of("hall", token_of(bob)) == ""
+    assert reports.email_of("hall", token_of(bob)) == ""
     forged = bob.client.post("/rooms/hall/email", data={"email": "bob@example.org"})
     assert forged.status_code == 400
-    assert engine.email_of("hall", token_of(bob)) == ""
+    assert reports.email_of("hall", token_of(bob)) == ""
     bob.client.post(
         "/rooms/hall/email", data={"csrf_token": bob.csrf(), "email": "bob@example.org"}
     )
     gone = bob.client.post("/rooms/hall/email", data={"csrf_token": bob.csrf(), "remove": "1"})
     assert "No email will be sent." in bob.get(gone.location).get_data(as_text=True)
-    assert engine.email_of("hall", token_of(bob)) == ""
+    assert reports.email_of("hall", token_of(bob)) == ""

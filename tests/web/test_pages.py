@@ -185,17 +185,17 @@ def test_admission_shows_its_your_turn_then_the_room(
 
 
 def test_leave_needs_csrf_and_gives_the_place_up(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """Leaving without the token is refused; with it, the seat is free again."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
     ann.get("/rooms/hall")
     assert ann.client.post("/rooms/hall/leave").status_code == 400
-    assert engine.summary("hall").active == 1  # type: ignore[union-attr]
+    assert reports.summary("hall").active == 1  # type: ignore[union-attr]
     reply = ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
     assert reply.status_code == 303 and reply.headers["Location"] == "/"
-    assert engine.summary("hall").active == 0  # type: ignore[union-attr]
+    assert reports.summary("hall").active == 0  # type: ignore[union-attr]
     assert "You left hall" in ann.get("/").get_data(as_text=True)
 
 

@@ -16,8 +16,8 @@ from tests.conftest import FakeClock
 from tests.web.conftest import Visitor, cheap_hashing, running_app
 from tests.web.test_admin_login import PASSWORD
 from tests.web.test_admin_panel import Panel
-from webapp.domain.reports import Reports
-from webapp.domain.waitlist import Waitlists, verify_draw
+from webapp.domain.draw import verify_draw
+from webapp.domain.waitlist import Waitlists
 from webapp.links import confirm_token
 
 ROOM = "list"
@@ -31,7 +31,7 @@ def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock, monkeypatch) ->
     cheap_hashing(monkeypatch)
     config = {"SECRET_KEY": "waitlist-tests", "DATA_DIR": str(tmp_path), "CLOCK": clock}
     with running_app(redis_url, **config) as app:
-        app.extensions["admins"].add("ada", PASSWORD)
+        app.extensions["services"].admins.add("ada", PASSWORD)
         yield app
 
 
@@ -225,7 +225,7 @@ def test_the_panel_reviews_held_boosts(app, panel, waitlist, waitlists, action, 
     assert ("Released" if action == "release" else "Voided") in said
     assert waitlists.held(ROOM) == []
     assert waitlists.position(ROOM, ann).score == score
-    audit = Reports(app.extensions["services"].rooms).audit(ROOM, kinds=[kind])
+    audit = app.extensions["services"].reports.audit(ROOM, kinds=[kind])
     assert audit and audit[0].who == "ada"
     again = panel.flashed(panel.post(path))  # reviewed already
     assert "Nothing changed" in again

@@ -69,6 +69,12 @@ class Estimate(NamedTuple):
     def spread(self) -> float:
         return math.sqrt(self.variance)
 
+    @property
+    def range(self) -> tuple[float, float]:
+        """The likely wait: one standard deviation either side (never below 0)."""
+        spread = self.spread
+        return max(self.wait - spread, 0.0), self.wait + spread
+
 
 class Moments(NamedTuple):
     """One event kind's decayed weight, sum and sum of squares, as seen at some time."""
@@ -431,10 +437,7 @@ def poll_after(dropout_seconds: float, position: int, estimate: Estimate | None)
     than half of ``dropout_seconds``, so one lost poll never costs the place.
     """
     ceiling = dropout_seconds / 2
-    if estimate is None:
-        wanted = POLL_FLOOR + position / 2
-    else:
-        wanted = max(estimate.wait - estimate.spread, 0.0) / 2
+    wanted = POLL_FLOOR + position / 2 if estimate is None else estimate.range[0] / 2
     return round(min(ceiling, max(POLL_FLOOR, wanted)), 1)
 
 

@@ -153,7 +153,7 @@ def room_page(
 ) -> ResponseReturnValue:
     """The room's page; after bad input, ``errors`` by field and the ``form`` as sent."""
     settings = rooms().settings(room)
-    summary = rooms().summary(room)
+    summary = reports().summary(room)
     if settings is None or summary is None:
         return missing(room)
     now = lobby().now()
@@ -430,7 +430,7 @@ def people_among(room: str, tokens: tuple[str, ...]) -> list[Person]:
 
 
 def why_nobody(room: str) -> str:
-    summary = rooms().summary(room)
+    summary = reports().summary(room)
     if summary is None or not summary.waiting:
         return "nobody is waiting in line."
     taken = "the one seat is" if summary.capacity == 1 else f"all {summary.capacity:,} seats are"

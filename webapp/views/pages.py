@@ -25,6 +25,7 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.emails import normalise_email
 from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import (
     InvalidInput,
@@ -34,10 +35,9 @@ from webapp.domain.rooms import (
     clean_display_name,
     public_id,
 )
-from webapp.domain.waitlist import normalise_email
 from webapp.i18n import _, current_language
 from webapp.realtime import room_state
-from webapp.views import lobby, rooms, visits
+from webapp.views import lobby, reports, rooms, visits
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain, trend_words, wait_words
 
@@ -226,7 +226,7 @@ def gate(room: str) -> ResponseReturnValue:
         return render_template("waiting.html", **line_context(room, standing))
     poll = standing.poll_after
     welcome = session.pop("welcome", None) == room
-    state = room_state(rooms(), room)
+    state = room_state(reports(), room)
     you = public_id(standing.ticket.token)
     code = standing.ticket.support_code
     return render_template(

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, commitment_of, verify_draw
+from webapp.domain.waitlist import EntryNotFound, NotAWaitlist
 from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, waitlists

@@ -1,8 +1,12 @@
 """The room websocket, ``/rooms/<room>/ws``: the open socket is the visitor's presence.
 
-On connect the seat's presence opens, every ``WS_BEAT_SECONDS`` it beats (holding the
-seat for grace + one beat, so a socket that dies silently still loses it in time), and
-on disconnect it closes, which holds the seat for ``grace_seconds``.
+On connect the seat's presence opens and its holder joins the room's chat
+(``Visits.open``), every ``WS_BEAT_SECONDS`` it beats (holding the seat for grace + one
+beat, so a socket that dies silently still loses it in time), and on disconnect it
+closes, which holds the seat for ``grace_seconds`` (``Visits.close``). When the ticket
+ends elsewhere (the visitor left in another tab, an admin removed them) or the room is
+deleted, ``Visits`` says so to the room and the socket sends its page a ``gone`` frame
+with the reason, and closes, at once.
 
 Frames are JSON objects with a ``type``. Incoming frames go to the handler registered
 for their type (``@frames.on("chat.send")``); outgoing ones come from this module and
@@ -37,6 +41,7 @@ from simple_websocket import ConnectionClosed
 
 from webapp import jsonio
 from webapp.chat_relay import ChatRelay, Subscription
+from webapp.domain.announcer import DELETED, ENDED, RENAMED
 from webapp.domain.chat import (
     MAX_TEXT,
     ChatError,
@@ -45,11 +50,11 @@ from webapp.domain.chat import (
     RateLimited,
     room_chat_id,
 )
+from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, public_id
-from webapp.domain.visits import RENAMED
 from webapp.i18n import _, gone_reason
 from webapp.security import same_origin
-from webapp.views import lobby, rooms, services
+from webapp.views import lobby, services, visits
 from webapp.views.words import explain
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,7 @@ sock = Sock()
 MAX_FRAME_TYPE = 40
 SEND_TIMEOUT = 10.0  # seconds
 MAX_REF = 40  # characters of a send's ref echoed back
+CLOSE_ENDED = 1000  # close code: the seat ended or the room was deleted (the gone frame says)
 CLOSE_TOO_MANY = 4008  # close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 CLOSE_TRY_AGAIN = 1013  # close code: Redis is unavailable; reconnect later
 CLOSE_ERROR = 1011  # close code: the server failed unexpectedly
@@ -103,6 +109,9 @@ class Connection:
         self.open = True
         self.chat: Subscription | None = None  # this socket's place in the room's chat
         self.state = ""  # the room.state last sent (its text): the same again is not sent
+        # The gone frames this socket may have to send from the hub's thread, which has
+        # no request (and so no language): made now, by why the seat ended
+        self.farewells: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         # A client that stops reading must not stall the relay's sends for long. Only
         # with pings on: then simple-websocket reads only when select says it may.
@@ -113,8 +122,13 @@ class Connection:
     def send(self, frame: dict[str, Any]) -> bool:
         if not self.open:
             return False
-        if frame.get("type") == RENAMED and frame.get("id") == self.id:
+        kind = frame.get("type")
+        if kind == RENAMED and frame.get("id") == self.id:
             self.name = str(frame.get("name") or self.name)  # renamed in another tab
+        elif kind == ENDED:  # someone's ticket ended: this socket's only if it is its own
+            return frame.get("id") != self.id or self.end(str(frame.get("why", "")))
+        elif kind == DELETED:
+            return self.end("deleted")
         data = encoded(frame)
         with self._lock:
             if frame.get("type") == "room.state":
@@ -128,6 +142,17 @@ class Connection:
             except (ConnectionClosed, OSError):
                 self.open = False
         return self.open
+
+    def end(self, why: str) -> bool:
+        """The seat ended (or the room is gone): the page hears why, and the socket
+        closes. Returns False: nothing more goes to this socket."""
+        gone = self.farewells.get(why) or self.farewells.get("", {})
+        if gone and self.send(gone):
+            with self._lock:
+                self.open = False
+                close(self.ws, CLOSE_ENDED, str(gone["message"]))
+        self.open = False
+        return False
 
 
 _last: tuple[dict[str, Any], str] | None = None  # the frame encoded last, and its text
@@ -283,19 +308,19 @@ def limited_room(ws: Any, room: str) -> None:
 def serve_room(ws: Any, room: str, config: Any) -> None:
     relay = services().relay
     conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
+    conn.farewells = farewells(room)
     beat = float(config["WS_BEAT_SECONDS"])
     try:
         hold = lobby().settings(room).grace_seconds + beat
-        rooms().presence(room, conn.token, "open", hold=hold)
+        opened = visits().open(room, conn.token, hold)
     except RoomError as error:
         conn.send(gone_frame(room, error))
         return
     relay.attach(conn)
     try:
-        relay.changed(room)
         conn.send(relay.fresh_state(room))  # with this socket's seat in it
         after = request.args.get("after", type=int)
-        conn.chat = chat_relay().attach(conn, room_chat_id(room), conn.id, conn.name, after)
+        conn.chat = chat_relay().attach(conn, room_chat_id(room), conn.id, opened.chat, after)
         serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
     finally:
         relay.detach(conn)
@@ -310,12 +335,11 @@ def release_seat(room: str, token: str, hold: float) -> None:
     """The socket closed: the seat is held for grace from now. If Redis is away, that is
     tried again in the background until it lands (or the seat's own hold has long run
     out and the sweep has freed it): a seat is never left "open" by a lost close."""
-    engine, relay = rooms(), services().relay
+    home = visits()  # this thread may outlive the request: its retries need no context
 
     def attempt() -> bool:
         try:
-            engine.presence(room, token, "close")
-            relay.changed(room)
+            home.close(room, token)
         except RoomError:
             pass  # the seat already ended (left, removed, lapsed): nothing to hold
         except RedisError:
@@ -353,7 +377,7 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
             continue
         next_beat = now + beat
         try:
-            rooms().presence(conn.room, conn.token, "beat", hold=hold)
+            visits().beat(conn.room, conn.token, hold)
             if now >= next_refresh:  # the sweeper admits and expires without telling us
                 next_refresh = now + refresh
                 # One read serves this process's sockets of the room: each socket's
@@ -365,6 +389,16 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
         except RedisError as error:  # the seat is held grace + beat, and outages are skipped
             log.warning("presence beat in %s failed (%s); trying again", conn.room, error)
             next_beat = now + min(BEAT_RETRY, beat)
+
+
+def farewells(room: str) -> dict[str, dict[str, Any]]:
+    """The gone frames a socket of ``room`` may need, by why its seat ended ("deleted":
+    the room was; "": anything else), in the visitor's language."""
+    reasons = {why: TicketGone(why) for why in GONE_REASONS}
+    frames = {why: gone_frame(room, error) for why, error in reasons.items()}
+    frames["deleted"] = gone_frame(room, RoomNotFound(room))
+    frames[""] = gone_frame(room, RoomError(room))
+    return frames
 
 
 def gone_frame(room: str, error: RoomError) -> dict[str, Any]:
