@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from servers import run_bounded, start_redis
 
-from webapp.domain.rooms import WaitingRooms
 from webapp.domain.draw import commitment_of, priority_score, verify_draw
+from webapp.domain.rooms import WaitingRooms
 from webapp.domain.waitlist import DrawRecord, Waitlists
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
