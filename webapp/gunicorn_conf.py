@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from webapp import config
+from webapp.config import settings as app_settings  # (a module named config would be a gunicorn setting)
 from webapp.redis.connection import EmbeddedRedis
 
 # gevent, measured (bench/ws_sizing.py, docs/operations.md "Sizing"): every open room
@@ -44,7 +44,7 @@ METRICS_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
 def on_starting(server: Any) -> None:
     global _embedded
     _share_metrics(server)
-    settings = config.settings()  # as every worker and the mailer read them
+    settings = app_settings()  # as every worker and the mailer read them
     if settings["REDIS_URL"] or os.environ.get("REDIS_URL"):
         server.log.info("Redis: REDIS_URL from the environment")
         return

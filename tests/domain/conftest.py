@@ -36,9 +36,20 @@ def reports(rooms: WaitingRooms) -> Reports:
 
 
 @pytest.fixture
-def lobby(rooms: WaitingRooms, reports: Reports, clock: Any) -> Lobby:
+def told() -> RecordingPublisher:
+    """What the room's sockets were told."""
+    return RecordingPublisher()
+
+
+@pytest.fixture
+def announcer(told: RecordingPublisher) -> Announcer:
+    return Announcer(told)
+
+
+@pytest.fixture
+def lobby(rooms: WaitingRooms, reports: Reports, clock: Any, announcer: Announcer) -> Lobby:
     """Statistics read afresh on every call, on the test's clock."""
-    return Lobby(rooms, reports, refresh=0.0, monotonic=clock)
+    return Lobby(rooms, reports, refresh=0.0, monotonic=clock, announcer=announcer)
 
 
 @pytest.fixture
@@ -52,18 +63,12 @@ def chats(client: Any, keys: Keys, rooms: WaitingRooms) -> Chats:
 
 
 @pytest.fixture
-def told() -> RecordingPublisher:
-    """What the room's sockets were told."""
-    return RecordingPublisher()
-
-
-@pytest.fixture
 def visits(
     rooms: WaitingRooms,
     reports: Reports,
     chats: Chats,
-    told: RecordingPublisher,
+    announcer: Announcer,
     lobby: Lobby,
     waitlists: Waitlists,
 ) -> Visits:
-    return Visits(rooms, reports, chats, Announcer(told), lobby, waitlists)
+    return Visits(rooms, reports, chats, announcer, lobby, waitlists)

@@ -65,8 +65,10 @@ class Announcer:
 
     def saw(self, room: str, ticket: Ticket) -> None:
         """A script answered with ``ticket``: announces the room if its figures are not
-        what this process last saw of it (upkeep in that script changed them)."""
-        if self._remember(room, ticket):
+        what this process last saw of it (upkeep in that script changed them). The first
+        answer a process sees of a room has nothing to differ from: it is only kept."""
+        before = self._remember(room, ticket)
+        if before is not None and before != _figures(ticket):
             self.publisher.changed(room)
 
     def publish(self, room: str, frame: Mapping[str, Any]) -> None:
@@ -77,14 +79,16 @@ class Announcer:
         with self._lock:
             self._seen.pop(room, None)
 
-    def _remember(self, room: str, ticket: Ticket) -> bool:
-        """Keeps the ticket's figures as the room's; True if they differ from before."""
-        figures = (ticket.waiting, ticket.active, ticket.capacity, ticket.room_status,
-                   ticket.notice)  # fmt: skip
+    def _remember(self, room: str, ticket: Ticket) -> Figures | None:
+        """Keeps the ticket's figures as the room's; returns those kept before."""
         with self._lock:
             before = self._seen.get(room)
-            self._seen[room] = figures
+            self._seen[room] = _figures(ticket)
             self._seen.move_to_end(room)
             if len(self._seen) > self.remembered:
                 self._seen.popitem(last=False)
-        return before != figures
+        return before
+
+
+def _figures(ticket: Ticket) -> Figures:
+    return ticket.waiting, ticket.active, ticket.capacity, ticket.room_status, ticket.notice
