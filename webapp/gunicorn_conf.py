@@ -16,7 +16,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from webapp.config import settings as app_settings  # (a module named config would be a gunicorn setting)
+# Imported under other names: gunicorn takes this module's names as its settings
+from webapp.config import settings as app_settings
 from webapp.redis.connection import EmbeddedRedis
 
 # gevent, measured (bench/ws_sizing.py, docs/operations.md "Sizing"): every open room
