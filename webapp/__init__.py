@@ -49,6 +49,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["services"] = services
     # Pages promise an email only when one can be sent (the mailer checks its server)
     app.jinja_env.globals["mail_works"] = services.mail.sendable
+    app.jinja_env.globals["mail_status"] = services.mail.read
 
     from webapp import i18n, security
     from webapp.views import (

@@ -4,8 +4,10 @@ real SMTP server on loopback, also across a killed worker and two workers at onc
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +20,7 @@ from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 from recording import smtp_server
 
 from webapp.domain.claims import verify_claim
+from webapp.domain.mail import MailHealth
 from webapp.domain.waitlist import MailFigures, Waitlists
 from webapp.mailer import GROUP
 
@@ -256,3 +259,47 @@ def test_a_second_confirmation_is_a_notice_of_its_own(r, keys, rooms, clock, smt
     assert handler.count() == 2
     assert len({m["Message-ID"] for m in handler.messages}) == 2
     assert {m["Subject"] for m in handler.messages} == {f"Confirm your email for {ROOM}"}
+
+
+def test_the_mailer_says_once_when_mail_cannot_be_sent(rooms, clock, smtp, caplog):
+    """No SMTP server at the address: one plain warning, recorded for the pages and the
+    panel (with a TTL); when one answers, one line says mail goes out again."""
+    _, port = smtp
+    health = MailHealth(rooms.client, rooms.keys)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = free.getsockname()[1]
+    broken = mailer_of(rooms, closed, clock=clock)
+    with caplog.at_level(logging.INFO, logger="webapp.mailer"):
+        for _ in range(3):
+            assert not broken.check_smtp().ok
+    said = [r.getMessage() for r in caplog.records if "Mail cannot be sent" in r.getMessage()]
+    assert len(said) == 1 and f"127.0.0.1:{closed}" in said[0]
+    found = health.read()
+    assert found is not None and not found.ok and found.server == f"127.0.0.1:{closed}"
+    assert 0 < rooms.client.pttl(rooms.keys.mail_health) <= 90_000
+    broken.settings = broken.settings.changed(smtp_port=port)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="webapp.mailer"):
+        assert broken.check_smtp().ok and broken.check_smtp().ok
+    assert [r.getMessage() for r in caplog.records] == [
+        f"sending mail through the SMTP server at 127.0.0.1:{port}"
+    ]
+    assert health.sendable()
+
+
+def test_while_no_smtp_server_answers_the_outbox_waits(rooms, clock):
+    """A round while the server is down sends nothing and spends no tries: the notices
+    wait in the outbox, unsent, until it answers."""
+    admit(rooms, 2)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = free.getsockname()[1]
+    mailer = mailer_of(rooms, closed, clock=clock, poll=0.01)
+    stop = threading.Event()
+    worker = threading.Thread(target=mailer.run, args=(stop,))
+    worker.start()
+    time.sleep(0.3)
+    stop.set()
+    worker.join(5)
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=2, retry=0, failed=0)

@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 
 from webapp import create_app
 from webapp.domain import admins as accounts
+from webapp.domain.mail import SmtpHealth
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
@@ -40,6 +41,13 @@ def cheap_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         accounts, "HASHER", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
     )
+
+
+def mailer_says(app: Flask, ok: bool = True, error: str = "") -> None:
+    """Records what a mailer's check of its SMTP server found, as a running mailer does
+    (pages promise an email only when it can be sent)."""
+    health = SmtpHealth(ok, "127.0.0.1:25", error, 0.0)
+    app.extensions["services"].mail.record(health, ttl=60)
 
 
 @pytest.fixture

@@ -6,8 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from flask import Flask
+
+from tests.web.conftest import mailer_says
 from webapp.domain.rooms import WaitingRooms
 from webapp.redis.keys import Keys
+
+
+@pytest.fixture(autouse=True)
+def mail_can_be_sent(app: Flask) -> None:
+    mailer_says(app, ok=True)
 
 
 def waiting_bob(make_visitor: Any, make_room: Any) -> tuple[Any, Any]:
@@ -65,3 +74,20 @@ def test_a_bad_email_changes_nothing_and_an_email_can_be_removed(
     gone = bob.client.post("/rooms/hall/email", data={"csrf_token": bob.csrf(), "remove": "1"})
     assert "No email will be sent." in bob.get(gone.location).get_data(as_text=True)
     assert reports.email_of("hall", token_of(bob)) == ""
+
+
+@pytest.mark.parametrize("smtp", ["down", "no mailer"])
+def test_no_email_is_offered_when_none_can_be_sent(
+    app: Flask, make_visitor: Any, make_room: Any, smtp: str
+) -> None:
+    """With the mailer's SMTP server not answering, or no mailer checking, the waiting
+    page offers no email: it would never come."""
+    app.extensions["services"].mail.client.delete(app.extensions["services"].keys.mail_health)
+    if smtp == "down":
+        mailer_says(app, ok=False, error="Connection refused")
+    make_room("hall", capacity=1)
+    ann, bob = make_visitor("Ann"), make_visitor("Bob")
+    ann.get("/rooms/hall")
+    page = bob.get("/rooms/hall").get_data(as_text=True)
+    assert "Keep this page" in page  # the waiting page
+    assert "email me" not in page.lower() and 'name="email"' not in page

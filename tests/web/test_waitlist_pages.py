@@ -13,7 +13,7 @@ import pytest
 from flask import Flask
 
 from tests.conftest import FakeClock
-from tests.web.conftest import Visitor, cheap_hashing, running_app
+from tests.web.conftest import Visitor, cheap_hashing, mailer_says, running_app
 from tests.web.test_admin_login import PASSWORD
 from tests.web.test_admin_panel import Panel
 from webapp.domain.draw import verify_draw
@@ -43,7 +43,9 @@ def waitlists(app: Flask) -> Waitlists:
 
 @pytest.fixture
 def waitlist(app: Flask) -> str:
+    """The waitlist room, and a mailer whose SMTP server answers."""
     app.extensions["services"].rooms.configure(ROOM, {"kind": "waitlist", "ordering": "priority"})
+    mailer_says(app, ok=True)
     return ROOM
 
 
@@ -242,6 +244,8 @@ def test_the_panel_shows_the_waitlists_figures(panel, waitlist, waitlists):
     assert "Admitted 1" in panel.flashed(
         panel.post(f"/admin/rooms/{ROOM}/admit", count="5", request_id="r1")
     )
+    services = panel.client.application.extensions["services"]
+    services.client.delete(services.keys.mail_health)  # no mailer running
     page = panel.page(f"/admin/rooms/{ROOM}")
     assert re.search(r"<dt>Admitted</dt><dd>1</dd>", page)
     # Two confirmations and one admission in the outbox, no mailer running
@@ -307,3 +311,18 @@ def test_the_panel_finds_an_entry_and_voids_a_credited_boost_from_its_tree(
     assert "No entry has the email" in panel.flashed(missing)
     gone = panel.client.get(f"/admin/rooms/{ROOM}/entries/not-an-entry")
     assert "not on this waitlist" in panel.flashed(gone)
+
+
+def test_without_a_working_smtp_server_nothing_promises_an_email(
+    app, panel, visitor, waitlist, waitlists
+):
+    """The mailer finds no SMTP server: the entry's page does not say a confirmation is
+    on its way, and the panel's emails say why none goes out."""
+    mailer_says(app, ok=False, error="Connection refused")
+    location = sign_up(visitor, name="Ann", email="ann@example.org").location
+    page = text(visitor.get(location))
+    assert "Your email is not confirmed yet." in page
+    assert "on its way" not in page
+    admin = panel.page(f"/admin/rooms/{ROOM}")
+    assert "Mail cannot be sent: no SMTP server answers at 127.0.0.1:25" in admin
+    assert "Connection refused" in admin
