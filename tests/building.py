@@ -62,5 +62,5 @@ def mailer_of(
 ) -> Mailer:
     """A mailer worker on ``rooms``'s Redis sending to the SMTP server on ``port``
     (``changes``: its settings, say secret, public_url, backoff)."""
-    settings = mail_settings(smtp_port=port, public_url="https://w.example", **changes)
+    settings = mail_settings(**{"smtp_port": port, "public_url": "https://w.example", **changes})
     return Mailer(rooms, MailHealth(rooms.client, rooms.keys), settings, worker, clock)

@@ -6,7 +6,6 @@ to ``create_app``. Secrets are the exception: they are read as text, exactly as 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import secrets
@@ -108,10 +107,12 @@ def stored_secret(data_dir: Path) -> str:
         draft = data_dir / f".secret_key.{os.getpid()}"
         draft.write_text(secrets.token_urlsafe(48))
         draft.chmod(0o600)
-        with contextlib.suppress(FileExistsError):
+        try:
             os.link(draft, path)
+            log.warning("WEBAPP_SECRET_KEY is not set; made a random one, kept in %s", path)
+        except FileExistsError:
+            pass  # another process made it first (and said so)
         draft.unlink()
-    log.warning("WEBAPP_SECRET_KEY is not set; using the key stored in %s", path)
     return path.read_text().strip()
 
 

@@ -81,10 +81,23 @@ def child_exit(server: Any, worker: Any) -> None:
 
 
 def post_fork(server: Any, worker: Any) -> None:
+    # Out of the terminal's process group: Ctrl+C reaches the master alone, which stops
+    # each worker once. A worker that also got the terminal's own SIGINT had its exit
+    # interrupted by the master's signal, and printed that as a traceback.
+    os.setpgrp()
     # The gevent worker patches the standard library after gunicorn has imported this
     # package (and with it redis, which imports ssl). gevent then names the modules it
     # could not patch: only redis.asyncio, which this app never uses. Silence just that.
     warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl")
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """A worker stops (Ctrl+C, a restart): its background loops and its hub listener
+    stop with it, quietly."""
+    app = getattr(worker, "wsgi", None)
+    services = getattr(app, "extensions", {}).get("services")
+    if services is not None:
+        services.stop()
 
 
 def on_exit(server: Any) -> None:

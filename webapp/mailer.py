@@ -117,7 +117,7 @@ class Mailer:
         self.clock = clock_of(clock)
         self._groups: set[str] = set()
         self._smtp: SmtpHealth | None = None  # the last check of the SMTP server
-        self._redis_down = False
+        self._redis: bool | None = None  # Redis answered last time (None: not asked yet)
 
     def run(self, stop: threading.Event) -> None:
         """Rounds until ``stop``: the SMTP server checked every ``check`` seconds (every
@@ -171,11 +171,15 @@ class Mailer:
         return health
 
     def _redis_is(self, up: bool, error: Exception | None = None) -> None:
-        if not up and not self._redis_down:
+        """Says a change once: the app's Redis is not up yet (``make run`` starts both
+        at once), went away, or answers again."""
+        if not up and self._redis is None:
+            log.info("waiting for the app's Redis (%s)", error)
+        elif not up and self._redis:
             log.warning("Redis unavailable (%s); waiting for it", error)
-        elif up and self._redis_down:
-            log.info("Redis answers again")
-        self._redis_down = not up
+        elif up and self._redis is False:
+            log.info("Redis answers")
+        self._redis = up
 
     def run_once(self) -> int:
         """One round over every room; returns how many messages it handled."""

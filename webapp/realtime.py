@@ -102,10 +102,15 @@ class Hub:
                     item = pubsub.get_message(timeout=1.0)
                     if item is not None:
                         self._dispatch(item)
-            except Exception:  # Redis restarted or the network blinked: subscribe again
-                log.exception("hub listener lost Redis; retrying in %.1fs", self.retry)
+            except Exception as error:  # Redis restarted or the network blinked: again
                 self._ready.clear()
+                if self._stop.is_set():
+                    return  # the process is stopping: nothing was lost
+                log.warning("hub listener lost Redis (%s); retrying in %.1fs", error, self.retry)
                 self._stop.wait(self.retry)
+            except (KeyboardInterrupt, SystemExit):  # Ctrl+C reached this thread: stop
+                self._stop.set()
+                return
             finally:
                 try:
                     pubsub.close()

@@ -90,6 +90,9 @@ class EmbeddedRedis:
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # Not in the terminal's process group: Ctrl+C stops the app, whose exit
+                # then stops this server, after the workers are done with it
+                start_new_session=True,
             )  # fmt: skip
             deadline = time.monotonic() + 15
             while not self.alive():

@@ -255,6 +255,12 @@ class Keys:
         """hash: admin name -> argon2 hash of the password (the panel's accounts)."""
         return f"{self.prefix}:admins"
 
+    @property
+    def admins_ensure(self) -> str:
+        """string with a short TTL: one process is setting WEBAPP_ADMIN_PASSWORD's account
+        (gunicorn's workers start together; the first does it, once)."""
+        return f"{self.prefix}:admins:ensure"
+
     def admin_session(self, digest: str) -> str:
         """string (JSON) with a TTL of the idle timeout: one logged-in panel session,
         named by the SHA-256 of its cookie's token (the token itself is never stored)."""
