@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from servers import start_redis
 
-from webapp.domain import estimate
+from webapp.domain import pace
 from webapp.domain.lobby import Lobby
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import JoinRefused, TicketGone, WaitingRooms
@@ -237,7 +237,7 @@ def finish(pace: Steps, start: float, work: float) -> float:
 
 
 def naive(stats: dict[str, float], now: float, capacity: int, ahead: int) -> tuple[float, float]:
-    hold = estimate.moments(stats, "hold", now)
+    hold = pace.moments(stats, "hold", now)
     mean = ahead * hold.mean / capacity
     return mean, mean / math.sqrt(ahead) if ahead > 0 else 0.0
 

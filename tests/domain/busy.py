@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.domain import estimate
+from webapp.domain import pace
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 
@@ -35,8 +35,8 @@ def turn_over(rooms: WaitingRooms, clock: Any, seated: list[str], hold: float, t
         seated.append(rooms.check_in(ROOM, head.token).token)
 
 
-def measured(rooms: WaitingRooms, clock: Any, capacity: int = 1) -> estimate.Rates:
+def measured(rooms: WaitingRooms, clock: Any, capacity: int = 1) -> pace.Rates:
     """The busy room's rates as its statistics stand now."""
-    found = estimate.rates(Reports(rooms).stats(ROOM), clock.now, capacity)
+    found = pace.rates(Reports(rooms).stats(ROOM), clock.now, capacity)
     assert found is not None
     return found

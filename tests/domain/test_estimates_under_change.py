@@ -8,7 +8,7 @@ import pytest
 from building import lobby_of
 from busy import busy_room, turn_over
 
-from webapp.domain import estimate
+from webapp.domain import estimate, pace
 
 
 def test_busy_releases_are_counted_per_seat(rooms, clock, reports):
@@ -17,7 +17,7 @@ def test_busy_releases_are_counted_per_seat(rooms, clock, reports):
     turn_over(rooms, clock, seated, hold=10, times=30)
     stats = reports.stats("busy")
     assert stats["busy:s"] / stats["busy:n"] == pytest.approx(20)
-    rates = estimate.rates(stats, clock.now, 2)
+    rates = pace.rates(stats, clock.now, 2)
     assert rates is not None
     assert rates.service == pytest.approx(2 / 20)
 
@@ -39,7 +39,7 @@ def test_halved_capacity_changes_the_next_check_in(rooms, clock, reports):
     assert mine.shown is not None
     later = lobby.check_in("busy", mine.ticket.token, shown=mine.shown.dumps())
     assert later.trend == "slower"
-    found = estimate.rates(reports.stats("busy"), clock.now, 1)
+    found = pace.rates(reports.stats("busy"), clock.now, 1)
     assert found is not None and later.raw is not None
     assert later.raw == estimate.wait_for(found, 6, seated=2)
     # 20 seat-seconds per release: 7 releases 10 s apart at two seats; at one, 20 s

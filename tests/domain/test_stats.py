@@ -7,7 +7,7 @@ from building import engine, lobby_of
 from busy import busy_room, turn_over
 from busy import measured as rates
 
-from webapp.domain import estimate
+from webapp.domain import estimate, pace
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import JoinRefused
 
@@ -28,11 +28,11 @@ def test_release_statistics_are_also_kept_over_hours(rooms, clock, reports):
     turn_over(rooms, clock, seated, hold=10, times=60)
     turn_over(rooms, clock, seated, hold=40, times=45)
     now = clock.now
-    recent = estimate.moments(reports.stats("busy"), "hold", now)
-    longer = estimate.moments(reports.stats("busy"), "hold.long", now, estimate.TAU_LONG)
+    recent = pace.moments(reports.stats("busy"), "hold", now)
+    longer = pace.moments(reports.stats("busy"), "hold.long", now, pace.TAU_LONG)
     assert longer.weight > 3 * recent.weight
     assert recent.mean > 35 and 15 < longer.mean < 30
-    short = estimate.moments(reports.stats("busy"), "hold.short", now, estimate.TAU_SHORT)
+    short = pace.moments(reports.stats("busy"), "hold.short", now, pace.TAU_SHORT)
     assert short.mean == pytest.approx(40, rel=0.01)
     for event in ("occupied", "busy"):
         assert f"{event}.long:n" in reports.stats("busy")
@@ -74,7 +74,7 @@ def test_statistics_outlive_the_engine_object(rooms, r, keys, clock):
     seated = busy_room(rooms)
     turn_over(rooms, clock, seated, hold=10, times=12)
     again = Reports(engine(r, keys, clock))
-    assert estimate.rates(again.stats("busy"), clock.now, 1) == rates(rooms, clock)
+    assert pace.rates(again.stats("busy"), clock.now, 1) == rates(rooms, clock)
 
 
 def test_max_wait_refuses_joins_whose_estimated_wait_is_too_long(rooms, lobby, clock, reports):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from busy import busy_room, turn_over
 
-from webapp.domain import estimate
+from webapp.domain import pace
 
 
 def test_first_in_line_sees_a_wait_from_the_typical_stay(rooms, lobby):
@@ -49,7 +49,7 @@ def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock, rep
     assert standing.ticket.seated
     rates = lobby.rates("busy", clock.now)
     assert rates is not None and rates.basis == "measured"
-    measured = estimate.rates(reports.stats("busy"), clock.now, 1)
+    measured = pace.rates(reports.stats("busy"), clock.now, 1)
     assert measured is not None
     turn_blended, turn_measured = 1 / rates.service, 1 / measured.service
     assert turn_measured < turn_blended < 30
@@ -58,10 +58,10 @@ def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock, rep
 
 def test_blend_weighs_the_typical_stay_as_a_few_holds():
     """Right at MIN_HOLDS the typical stay and the measured pace count about alike."""
-    now, n, hold = 1000.0, estimate.MIN_HOLDS, 10.0
+    now, n, hold = 1000.0, pace.MIN_HOLDS, 10.0
     stats = {"hold:n": n, "hold:s": n * hold, "hold:q": n * hold * hold, "hold:t": now}
-    alone = estimate.rates(stats, now, 1)
-    blended = estimate.rates(stats, now, 1, typical=30.0)
+    alone = pace.rates(stats, now, 1)
+    blended = pace.rates(stats, now, 1, typical=30.0)
     assert alone is not None and blended is not None
     assert 1 / alone.service == pytest.approx(hold)
-    assert 1 / blended.service == pytest.approx((n * hold + estimate.TYPICAL_WEIGHT * 30) / 10)
+    assert 1 / blended.service == pytest.approx((n * hold + pace.TYPICAL_WEIGHT * 30) / 10)

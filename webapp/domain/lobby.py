@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webapp.domain import estimate
+from webapp.domain import estimate, pace
 from webapp.domain.announcer import Announcer
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
@@ -100,7 +100,7 @@ class _Cached(NamedTuple):
     stats: dict[str, float]
     # capacity -> (the `now` they were worked out at, the rates): they change no faster
     # than the statistics they come from, which are read once per ``refresh``
-    rates: dict[int, tuple[float, estimate.Rates | None]]
+    rates: dict[int, tuple[float, pace.Rates | None]]
 
 
 class Lobby:
@@ -172,7 +172,7 @@ class Lobby:
         """The room's statistics as last read (at most ``refresh`` seconds old)."""
         return self._room(room).stats
 
-    def rates(self, room: str, now: float, capacity: int = 0) -> estimate.Rates | None:
+    def rates(self, room: str, now: float, capacity: int = 0) -> pace.Rates | None:
         """The room's service and dropout rates from the cached statistics, at the
         ``capacity`` a script just answered with (else the cached settings')."""
         cached = self._room(room)
@@ -183,7 +183,7 @@ class Lobby:
         if kept is not None and abs(now - kept[0]) < self.refresh:
             return kept[1]
         typical = cached.settings.typical_stay_seconds
-        rates = estimate.rates(cached.stats, now, seats, typical)
+        rates = pace.rates(cached.stats, now, seats, typical)
         cached.rates[seats] = (now, rates)
         return rates
 
