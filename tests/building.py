@@ -64,3 +64,18 @@ def mailer_of(
     (``changes``: its settings, say secret, public_url, backoff)."""
     settings = mail_settings(**{"smtp_port": port, "public_url": "https://w.example", **changes})
     return Mailer(rooms, MailHealth(rooms.client, rooms.keys), settings, worker, clock)
+
+
+def sign_up(
+    waitlists: Waitlists, n: int, room: str = "list", confirm: bool = True, start: int = 0,
+    **extra: Any,
+) -> list[str]:  # fmt: skip
+    """``n`` entries of a waitlist (P<start>.., p<start>@example.org..), confirmed unless
+    told otherwise; their ids in order."""
+    ids = []
+    for i in range(start, start + n):
+        entry = waitlists.join(room, f"P{i}", f"p{i}@example.org", **extra)
+        if confirm:
+            waitlists.confirm(room, entry.id)
+        ids.append(entry.id)
+    return ids

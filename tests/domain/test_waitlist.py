@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import hypothesis.strategies as st
 import pytest
-from building import engine
+from building import engine, sign_up
 from hypothesis import HealthCheck, given, settings
 from race import admit_at_once
 
@@ -48,17 +48,6 @@ ROOM = "list"
 
 def make_waitlist(rooms, room=ROOM, **settings):
     rooms.configure(room, {"kind": "waitlist", **settings})
-
-
-def sign_up(waitlists, n, room=ROOM, confirm=True, start=0, **extra):
-    """``n`` entries (p<start>..), confirmed unless told otherwise; their ids in order."""
-    ids = []
-    for i in range(start, start + n):
-        entry = waitlists.join(room, f"P{i}", f"p{i}@example.org", **extra)
-        if confirm:
-            waitlists.confirm(room, entry.id)
-        ids.append(entry.id)
-    return ids
 
 
 def line(r, keys, room=ROOM):

@@ -5,6 +5,7 @@ the "nearly in" notice, once per entry; all with time controlled."""
 from __future__ import annotations
 
 import pytest
+from building import sign_up
 
 from webapp.domain.claims import Claim, Claims
 from webapp.domain.waitlist import SweepResult
@@ -16,16 +17,6 @@ HOUR = 3600
 @pytest.fixture
 def claims(rooms):
     return Claims(rooms.client, rooms.keys, rooms.scripts)
-
-
-def sign_up(waitlists, n, start=0, confirm=True, **extra):
-    ids = []
-    for i in range(start, start + n):
-        entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org", **extra)
-        if confirm:
-            waitlists.confirm(ROOM, entry.id)
-        ids.append(entry.id)
-    return ids
 
 
 def notices(waitlists, kind):

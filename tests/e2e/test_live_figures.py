@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import redis
-from gunicorn_app import Server, run_gunicorn
+from gunicorn_app import Server, e2e_server
 from playwright.sync_api import expect
 from test_chat_page import enter, in_room
 from test_chat_socket import Socket, seated
@@ -29,16 +29,14 @@ PREFIX = f"e2e{secrets.token_hex(3)}"
 @pytest.fixture(scope="module")
 def server(redis_url: str) -> Iterator[Server]:
     """The app with a refresh too slow to stand in for an announcement."""
-    env = {
-        "REDIS_URL": redis_url,
-        "WEBAPP_REDIS_PREFIX": PREFIX,
-        "WEBAPP_SECRET_KEY": "e2e-secret",
-        "WEBAPP_SWEEP_INTERVAL": "1",
-        "WEBAPP_WS_BEAT_SECONDS": "5",
-        "WEBAPP_WS_REFRESH_SECONDS": "60",
-        "WEB_CONCURRENCY": "2",
-    }
-    with run_gunicorn(env, log_name="e2e-live-figures.log") as started:
+    with e2e_server(
+        redis_url,
+        "e2e-live-figures.log",
+        prefix=PREFIX,
+        WEBAPP_SWEEP_INTERVAL="1",
+        WEBAPP_WS_BEAT_SECONDS="5",
+        WEBAPP_WS_REFRESH_SECONDS="60",
+    ) as started:
         yield started
 
 

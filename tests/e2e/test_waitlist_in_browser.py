@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 from building import engine, mailer_of
-from gunicorn_app import Server, run_gunicorn
+from gunicorn_app import Server, e2e_server
 from playwright.sync_api import expect
 from recording import RecordingMailbox, smtp_server
 from test_panel_in_browser import axe_check
@@ -32,16 +32,15 @@ PREFIX = f"e2e{secrets.token_hex(3)}"
 def waitlist_server(redis_url: str) -> Iterator[Server]:
     """One trusted proxy: each person's X-Forwarded-For is their own address, so friends
     are not on the referrer's network (whose boosts would be held for review)."""
-    env = {
-        "REDIS_URL": redis_url,
-        "WEBAPP_REDIS_PREFIX": PREFIX,
-        "WEBAPP_SECRET_KEY": SECRET,
-        "WEBAPP_ADMIN_PASSWORD": PASSWORD,
-        "WEBAPP_PROXY_COUNT": "1",
-        "WEBAPP_SWEEP_INTERVAL": "0.25",
-        "WEB_CONCURRENCY": "2",
-    }
-    with run_gunicorn(env, log_name="e2e-waitlist-gunicorn.log") as started:
+    with e2e_server(
+        redis_url,
+        "e2e-waitlist-gunicorn.log",
+        prefix=PREFIX,
+        WEBAPP_SECRET_KEY=SECRET,
+        WEBAPP_ADMIN_PASSWORD=PASSWORD,
+        WEBAPP_PROXY_COUNT="1",
+        WEBAPP_SWEEP_INTERVAL="0.25",
+    ) as started:
         yield started
 
 

@@ -9,13 +9,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.web.conftest import CSRF, cheap_hashing
+from tests.web.conftest import CSRF, PASSWORD, cheap_hashing
 from webapp import create_app
 from webapp.admin_session import COOKIE
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins
-
-PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(autouse=True)

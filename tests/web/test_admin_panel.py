@@ -6,15 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.conftest import FakeClock
-from tests.web.conftest import cheap_hashing, running_app
-from tests.web.test_admin_login import PASSWORD, Browser
+from tests.web.test_admin_login import Browser
 from webapp.domain.reports import AuditEntry, Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
@@ -24,13 +21,8 @@ ROOM = "/admin/rooms/hall"
 
 
 @pytest.fixture
-def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock, monkeypatch) -> Iterator[Flask]:
-    """An app on the test's clock with the panel account "ada"."""
-    cheap_hashing(monkeypatch)
-    config = {"SECRET_KEY": "panel-tests", "DATA_DIR": str(tmp_path), "CLOCK": clock}
-    with running_app(redis_url, **config) as app:
-        app.extensions["services"].admins.add("ada", PASSWORD)
-        yield app
+def app(panel_app: Flask) -> Flask:
+    return panel_app
 
 
 class Panel(Browser):
@@ -63,18 +55,6 @@ def panel(app: Flask) -> Panel:
 def rooms(app: Flask) -> WaitingRooms:
     engine: WaitingRooms = app.extensions["services"].rooms
     return engine
-
-
-@pytest.fixture
-def visits(app: Flask) -> Visits:
-    found: Visits = app.extensions["services"].visits
-    return found
-
-
-@pytest.fixture
-def reports(app: Flask) -> Reports:
-    found: Reports = app.extensions["services"].reports
-    return found
 
 
 def line_of(visits: Visits, n: int, room: str = "hall", names: str = "P") -> list[Any]:

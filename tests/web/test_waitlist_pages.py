@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.conftest import FakeClock
-from tests.web.conftest import Visitor, cheap_hashing, mailer_says, running_app
-from tests.web.test_admin_login import PASSWORD
+from tests.web.conftest import Visitor, mailer_says
 from tests.web.test_admin_panel import Panel
 from webapp.domain.draw import verify_draw
 from webapp.domain.waitlist import Waitlists
@@ -26,13 +23,8 @@ REF_LINK = re.compile(r'value="(http://localhost/rooms/list\?ref=([0-9A-Z]{8}))"
 
 
 @pytest.fixture
-def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock, monkeypatch) -> Iterator[Flask]:
-    """An app on the test's clock with the panel account "ada"."""
-    cheap_hashing(monkeypatch)
-    config = {"SECRET_KEY": "waitlist-tests", "DATA_DIR": str(tmp_path), "CLOCK": clock}
-    with running_app(redis_url, **config) as app:
-        app.extensions["services"].admins.add("ada", PASSWORD)
-        yield app
+def app(panel_app: Flask) -> Flask:
+    return panel_app
 
 
 @pytest.fixture
