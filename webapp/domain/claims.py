@@ -18,7 +18,6 @@ from webapp.redis.keys import Keys
 from webapp.redis.replies import record
 from webapp.redis.scripts import Scripts
 
-DEFAULT_CLAIM_SECONDS = 24 * 3600  # a waitlist's admission holds the place a day
 SALT = "claim"
 
 

@@ -156,7 +156,8 @@ def room_socket(ws: Any, room: str) -> None:
 def limited_room(ws: Any, room: str) -> None:
     limits = services().limits
     visitor = str(session.get("vid", ""))
-    if not limits.acquire(visitor, time.time()):
+    clock = services().clock
+    if not limits.acquire(visitor, clock()):
         reason = _(
             "too many open connections: at most %(count)s at once; close another tab and try again",
             count=limits.max_per_user,
@@ -167,7 +168,7 @@ def limited_room(ws: Any, room: str) -> None:
         serve_room(ws, room, current_app.config)
     finally:
         try:
-            limits.release(visitor, time.time())
+            limits.release(visitor, clock())
         except RedisError:  # this server's count is right; Redis's copy lapses by itself
             log.warning("connection count of a visitor not released; it lapses within the TTL")
 
