@@ -23,6 +23,7 @@ from gunicorn_app import ROOT, Server, free_port, wait_until_answering
 from recording import smtp_server
 
 from tests.e2e.test_chat_socket import Socket
+from tests.system.test_run_command import redis_servers_for
 
 pytestmark = pytest.mark.slow
 PASSWORD = "a newcomer's first password"
@@ -34,6 +35,7 @@ class Run:
 
     def __init__(self, data_dir: Path, env: dict[str, str]) -> None:
         self.port = free_port()
+        self.data_dir = data_dir
         full = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         full |= {"WEBAPP_DATA_DIR": str(data_dir), "WEB_CONCURRENCY": "2", **env}
         self.process = subprocess.Popen(
@@ -71,10 +73,17 @@ class Run:
         return self.lines[before:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        """Stops what is still running (Ctrl+C, then SIGKILL), and any redis-server of
+        the data directory left behind (it runs in a session of its own)."""
+        for sig in (signal.SIGINT, signal.SIGKILL):
+            if self.process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=30)
+        for pid in redis_servers_for(self.data_dir):
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
+                os.kill(pid, signal.SIGKILL)
         self._reader.join(10)
         assert self.process.stdout is not None
         self.process.stdout.close()
@@ -126,6 +135,7 @@ def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
     assert "Traceback" not in said and "Error" not in said, said
     ours = [line for line in stopped if not GUNICORN_OR_MAKE.search(line)]
     assert len(ours) <= 1, stopped
+    assert redis_servers_for(tmp_path) == []  # the embedded Redis stopped with the app
 
 
 GUNICORN_OR_MAKE = re.compile(
