@@ -58,10 +58,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from servers import start_redis
 
-from webapp.domain import estimate
+from webapp.domain import pace
 from webapp.domain.lobby import Lobby
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import JoinRefused, TicketGone, WaitingRooms
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 ROOM = "bench"
 SWEEP_EVERY = 2.0  # simulated seconds between background sweeps
@@ -235,7 +237,7 @@ def finish(pace: Steps, start: float, work: float) -> float:
 
 
 def naive(stats: dict[str, float], now: float, capacity: int, ahead: int) -> tuple[float, float]:
-    hold = estimate.moments(stats, "hold", now)
+    hold = pace.moments(stats, "hold", now)
     mean = ahead * hold.mean / capacity
     return mean, mean / math.sqrt(ahead) if ahead > 0 else 0.0
 
@@ -244,8 +246,8 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
     rng = random.Random(seed)
     clock = SimClock()
     start = clock.now
-    rooms = WaitingRooms(client, Keys(f"bench{seed}"), clock=clock)
-    lobby = Lobby(rooms, refresh=1.0, monotonic=clock)
+    rooms = WaitingRooms(client, Keys(f"bench{seed}"), Scripts(client), clock=clock)
+    lobby = Lobby(rooms, Reports(rooms), refresh=1.0, monotonic=clock)
     settings = {
         "capacity": scenario.capacity,
         "dropout_seconds": scenario.dropout_seconds,

@@ -35,6 +35,7 @@ from servers import HOST, free_port, redis_answers, spawn, start_redis, stop, wa
 from webapp.domain.rooms import WaitingRooms
 from webapp.redis.connection import connect, redis_server_binary
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 LONG = {"capacity": 1, "dropout_seconds": 3600, "session_seconds": 86400}
 BATCH = 100  # check-ins per pipeline round trip
@@ -75,7 +76,8 @@ def start_cluster(stack: contextlib.ExitStack, workdir: Path, nodes: int = 3) ->
 
 
 def fill(url: str, rooms: list[str], per_room: int) -> dict[str, list[str]]:
-    engine = WaitingRooms(connect(url), Keys("bench"))
+    client = connect(url)
+    engine = WaitingRooms(client, Keys("bench"), Scripts(client))
     tokens = {}
     for room in rooms:
         engine.configure(room, LONG)
@@ -90,7 +92,7 @@ def drive(url: str, tokens: dict[str, list[str]], seconds: float, per_call: int,
     a cluster, each room's calls go straight to the primary holding its slot (redis-py's
     cluster pipeline refuses scripts), each node with its own pipeline."""
     client = connect(url)
-    engine = WaitingRooms(client, Keys("bench"))
+    engine = WaitingRooms(client, Keys("bench"), Scripts(client))
     source = engine.scripts["room_checkin"].script
     by_node: dict[tuple[str, int], list[tuple[list[str], list[Any]]]] = {}
     for room, each in tokens.items():

@@ -26,6 +26,7 @@ from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.waitlist import Entry, Waitlists
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 
 def own(i: int) -> str:
@@ -100,7 +101,7 @@ def main() -> int:
         client = redis.Redis(port=port, decode_responses=True)
         stack.callback(client.close)
         clock = Clock()
-        rooms = WaitingRooms(client, Keys("gaming"), clock=clock)
+        rooms = WaitingRooms(client, Keys("gaming"), Scripts(client), clock=clock)
         waitlists = Waitlists(rooms, secret=b"gaming")
         print(f"{'case':<12} {'credited':>8} {'held':>5} {'void':>5} {'refused':>7} "
               f"{'pending':>7} {'points':>6}  what was tried")  # fmt: skip

@@ -37,15 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from servers import run_bounded, start_redis
 
+from webapp.domain.draw import commitment_of, priority_score, verify_draw
 from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import (
-    DrawRecord,
-    Waitlists,
-    commitment_of,
-    priority_score,
-    verify_draw,
-)
+from webapp.domain.waitlist import DrawRecord, Waitlists
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 ROOM = "big"
 PIPE = 2000  # script calls per pipeline round trip
@@ -235,7 +231,7 @@ def main() -> int:
         port, _pid = start_redis(stack, workdir)
         client = redis.Redis(port=port, decode_responses=True)
         stack.callback(client.close)
-        rooms = WaitingRooms(client, Keys("bench"))
+        rooms = WaitingRooms(client, Keys("bench"), Scripts(client))
         waitlists = Waitlists(rooms, secret=b"bench")
         rooms.configure(ROOM, {"kind": "waitlist", "ordering": "priority"})
         print(f"building a priority waitlist of {options.entries:,}")

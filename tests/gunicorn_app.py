@@ -13,6 +13,7 @@ import http.cookiejar
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -183,6 +184,21 @@ def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iter
         ARTIFACTS.mkdir(exist_ok=True)
         shutil.copyfile(log, ARTIFACTS / log_name)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def e2e_server(redis_url: str, log_name: str, prefix: str = "", **env: str) -> Iterator[Server]:
+    """The app as the browser tests run it: 2 workers on the session's Redis under a
+    key prefix of its own (``prefix``, else a random one), ``env`` over that."""
+    settings = {
+        "REDIS_URL": redis_url,
+        "WEBAPP_REDIS_PREFIX": prefix or f"e2e{secrets.token_hex(3)}",
+        "WEBAPP_SECRET_KEY": "e2e-secret",
+        "WEB_CONCURRENCY": "2",
+        **env,
+    }
+    with run_gunicorn(settings, log_name=log_name) as started:
+        yield started
 
 
 def wait_until_answering(server: Server, timeout: float = 30.0) -> None:

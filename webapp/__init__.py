@@ -5,10 +5,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +15,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from webapp import config
 from webapp.jsonio import OrjsonProvider
-from webapp.redis.connection import ensure_redis_url
+from webapp.redis.connection import redacted
 from webapp.services import build as build_services
 
 log = logging.getLogger(__name__)
@@ -45,15 +42,14 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         hops = int(app.config["PROXY_COUNT"])
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops)  # type: ignore[method-assign]
 
-    data_dir = Path(app.config["DATA_DIR"])
-    if not app.config["SECRET_KEY"]:
-        app.config["SECRET_KEY"] = _stored_secret(data_dir)
-    url = app.config["REDIS_URL"] or ensure_redis_url(data_dir)
-    app.config["REDIS_URL"] = url
-    log.info("Redis: %s", _redacted(url))
+    config.resolve(app.config)  # the data directory, the secret, Redis: as the mailer does
+    log.info("Redis: %s", redacted(app.config["REDIS_URL"]))
 
     services = build_services(app.config)
     app.extensions["services"] = services
+    # Pages promise an email only when one can be sent (the mailer checks its server)
+    app.jinja_env.globals["mail_works"] = services.mail.sendable
+    app.jinja_env.globals["mail_status"] = services.mail.read
 
     from webapp import i18n, security
     from webapp.views import (
@@ -81,7 +77,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
     filters.init_app(app)  # times in UTC, spans, the panel's words
-    security.init_app(app, exempt=[api.bp, admin_api.bp])  # tokens, never cookies
+    security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp])  # tokens, not cookies
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(admin_api.bp)
@@ -92,35 +88,12 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(move.bp)  # continue on another device
     app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
     app.register_blueprint(claims.bp)  # /claim links from admission emails
-    admin_auth.init_app(app, services.client, services.keys)  # /admin/login, `flask admin`
+    admin_auth.init_app(app, services)  # /admin/login, `flask admin`
     # the control panel, behind that login: its pages, then its actions
     for panel in (admin, admin_settings, admin_people, admin_waitlist):
         app.register_blueprint(panel.bp)
     ws.init_app(app)
-    metrics_views.init_app(app)  # /metrics, and every request timed
+    metrics_views.init_app(app, services)  # /metrics, and every request timed
 
     services.start()
     return app
-
-
-def _stored_secret(data_dir: Path) -> str:
-    """A random secret kept on disk, so every worker and restart signs alike."""
-    path = data_dir / "secret_key"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        # Written aside, then linked into place: a racing worker never reads half a key.
-        draft = data_dir / f".secret_key.{os.getpid()}"
-        draft.write_text(secrets.token_urlsafe(48))
-        draft.chmod(0o600)
-        with contextlib.suppress(FileExistsError):
-            os.link(draft, path)
-        draft.unlink()
-    log.warning("WEBAPP_SECRET_KEY is not set; using the key stored in %s", path)
-    return path.read_text().strip()
-
-
-def _redacted(url: str) -> str:
-    if "@" in url:
-        scheme, _, rest = url.partition("://")
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return url

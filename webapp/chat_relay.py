@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from webapp.domain.chat import Chats, Message, NotMember, Pending
+from webapp.domain.chat import Chats, Joined, Message, NotMember, Pending
 from webapp.periodic import run_every
 from webapp.realtime import Fanout, Hub
 
@@ -73,7 +73,8 @@ class ChatRelay:
         self.chats = chats
         self.hub = hub
         self.clock = clock
-        self._subs: Fanout[Subscription] = Fanout(hub, self.topic, lambda key, _: self.wake(key))
+        topic = hub.keys.chat_topic
+        self._subs: Fanout[Subscription] = Fanout(hub, topic, lambda key, _: self.wake(key))
         self._stop = threading.Event()
 
     def start(self, interval: float) -> None:
@@ -88,19 +89,16 @@ class ChatRelay:
     def stop(self) -> None:
         self._stop.set()
 
-    def topic(self, chat_id: str) -> str:
-        return f"chat:{chat_id}"
-
     def attach(
-        self, sock: Socket, chat_id: str, member: str, name: str, after: int | None = None
+        self, sock: Socket, chat_id: str, member: str, joined: Joined, after: int | None = None
     ) -> Subscription:
-        """Joins the member (a reconnect keeps their seen id) and starts the socket.
+        """Starts the socket of a member who ``joined`` the chat (``Visits.open``: a
+        reconnect keeps their seen id).
 
         A new page (``after`` None) gets recent history up to the member's seen id, then
         everything after it; a socket that reconnects with the last id it showed gets
         only what came after that.
         """
-        joined = self.chats.join(chat_id, member, self.clock())
         if after is None or not 0 <= after <= joined.latest_id:
             after = joined.seen_id
             history = [message_frame(m, member) for m in joined.history]

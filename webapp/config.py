@@ -6,13 +6,19 @@ to ``create_app``. Secrets are the exception: they are read as text, exactly as 
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 from collections.abc import Mapping, MutableMapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from flask import Config
 
 from webapp.domain.admins import MIN_PASSWORD
+from webapp.redis.connection import redis_url
+
+log = logging.getLogger(__name__)
 
 # Never parsed: "1e3" or "null" is a password too
 SECRETS = ("SECRET_KEY", "ADMIN_TOKEN", "ADMIN_PASSWORD", "SMTP_PASSWORD")
@@ -54,15 +60,60 @@ class Defaults:
     WS_BEAT_SECONDS = 5.0  # a live room socket renews its seat this often
     WS_REFRESH_SECONDS = 10.0  # safety net: resend the room's figures this often
     WS_ALLOWED_ORIGINS: tuple[str, ...] = ()  # extra origins allowed besides the page's own
-    # Email (issue 13, phase 2a): read by the mailer worker (`python -m webapp.mailer`)
-    PUBLIC_URL = "http://127.0.0.1:8000"  # the claim links' base
+    # Email: read by the mailer worker (`python -m webapp.mailer`, docs/operations.md)
+    PUBLIC_URL = "http://127.0.0.1:8000"  # the links' base in every email
     MAIL_FROM = "waiting-room@localhost"
     SMTP_HOST = "127.0.0.1"
     SMTP_PORT = 25
     SMTP_USERNAME = ""
     SMTP_PASSWORD: str | None = None
     SMTP_STARTTLS = False
+    MAIL_LEASE_SECONDS = 60.0  # a notice being sent is the sending worker's this long
+    MAIL_ATTEMPTS = 8  # tries before a notice is given up on ('failed')
+    MAIL_BACKOFF_SECONDS = 5.0  # before the second try; doubles with each try
+    MAIL_POLL_SECONDS = 1.0  # between rounds when there was nothing to send
+    MAIL_CHECK_SECONDS = 30.0  # how often the mailer checks that its SMTP server answers
     SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {"ping_interval": 15, "max_message_size": 16384}
+
+
+def settings(overrides: Mapping[str, Any] | None = None) -> Config:
+    """The settings of a process other than the web app (the mailer, gunicorn's master),
+    read exactly as ``create_app`` reads its own; ``resolve`` them before use."""
+    config = Config(os.getcwd())
+    load(config, overrides)
+    return config
+
+
+def resolve(config: MutableMapping[str, Any], start_redis: bool = True) -> None:
+    """What every process of the app works out alike from its settings, so the web
+    workers and the mailer never disagree: the data directory (made absolute), the
+    secret key (without one, a random key kept in that directory) and where Redis is
+    (``REDIS_URL``, else the embedded server of that directory; started unless
+    ``start_redis`` is False, for a process that waits for the app's)."""
+    data_dir = Path(config["DATA_DIR"]).resolve()
+    config["DATA_DIR"] = str(data_dir)
+    if not config["SECRET_KEY"]:
+        config["SECRET_KEY"] = stored_secret(data_dir)
+    config["REDIS_URL"] = redis_url(config["REDIS_URL"], data_dir, start=start_redis)
+
+
+def stored_secret(data_dir: Path) -> str:
+    """A random secret kept on disk, so every worker, the mailer and a restart sign
+    alike."""
+    path = data_dir / "secret_key"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        # Written aside, then linked into place: a racing worker never reads half a key.
+        draft = data_dir / f".secret_key.{os.getpid()}"
+        draft.write_text(secrets.token_urlsafe(48))
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+            log.warning("WEBAPP_SECRET_KEY is not set; made a random one, kept in %s", path)
+        except FileExistsError:
+            pass  # another process made it first (and said so)
+        draft.unlink()
+    return path.read_text().strip()
 
 
 def load(config: Config, overrides: Mapping[str, Any] | None = None) -> None:

@@ -16,6 +16,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+# Imported under other names: gunicorn takes this module's names as its settings
+from webapp.config import settings as app_settings
 from webapp.redis.connection import EmbeddedRedis
 
 # gevent, measured (bench/ws_sizing.py, docs/operations.md "Sizing"): every open room
@@ -43,11 +45,11 @@ METRICS_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
 def on_starting(server: Any) -> None:
     global _embedded
     _share_metrics(server)
-    if os.environ.get("REDIS_URL"):
+    settings = app_settings()  # as every worker and the mailer read them
+    if settings["REDIS_URL"] or os.environ.get("REDIS_URL"):
         server.log.info("Redis: REDIS_URL from the environment")
         return
-    data_dir = os.environ.get("WEBAPP_DATA_DIR", "var")
-    _embedded = EmbeddedRedis(EmbeddedRedis.resolve(data_dir))
+    _embedded = EmbeddedRedis(EmbeddedRedis.resolve(settings["DATA_DIR"]))
     os.environ["REDIS_URL"] = _embedded.start()
     server.log.info("Redis: embedded redis-server at %s", os.environ["REDIS_URL"])
 
@@ -79,10 +81,23 @@ def child_exit(server: Any, worker: Any) -> None:
 
 
 def post_fork(server: Any, worker: Any) -> None:
+    # Out of the terminal's process group: Ctrl+C reaches the master alone, which stops
+    # each worker once. A worker that also got the terminal's own SIGINT had its exit
+    # interrupted by the master's signal, and printed that as a traceback.
+    os.setpgrp()
     # The gevent worker patches the standard library after gunicorn has imported this
     # package (and with it redis, which imports ssl). gevent then names the modules it
     # could not patch: only redis.asyncio, which this app never uses. Silence just that.
     warnings.filterwarnings("ignore", message="Monkey-patching ssl after ssl")
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """A worker stops (Ctrl+C, a restart): its background loops and its hub listener
+    stop with it, quietly."""
+    app = getattr(worker, "wsgi", None)
+    services = getattr(app, "extensions", {}).get("services")
+    if services is not None:
+        services.stop()
 
 
 def on_exit(server: Any) -> None:

@@ -23,7 +23,6 @@ so the duplicate is recognisable (and dropped by servers that deduplicate on it)
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import signal
@@ -31,19 +30,17 @@ import smtplib
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from email.message import EmailMessage
 from email.utils import formatdate
 from pathlib import Path
-from typing import Any
 
 import redis
 from babel.dates import format_timedelta
 from jinja2 import Environment
 
+from webapp import config
 from webapp.domain.claims import (
-    DEFAULT_CLAIM_SECONDS,
     claim_url,
     confirm_url,
     entry_url,
@@ -51,7 +48,10 @@ from webapp.domain.claims import (
     sign_confirm,
     sign_entry,
 )
+from webapp.domain.clock import Clock, clock_of
+from webapp.domain.mail import MailHealth, MailSettings, SmtpHealth, idempotency_key, message_id
 from webapp.domain.rooms import WaitingRooms
+from webapp.domain.settings import RoomSettings
 from webapp.i18n import (
     DEFAULT,
     LANGUAGES,
@@ -60,13 +60,18 @@ from webapp.i18n import (
     translations_dir,
     translations_for,
 )
-from webapp.redis.connection import connect
-from webapp.redis.keys import Keys
-from webapp.redis.scripts import Scripts
+from webapp.redis.connection import redacted
+from webapp.redis.replies import text as _text
+from webapp.redis.replies import texts as _fields
 
 log = logging.getLogger("webapp.mailer")
 GROUP = "mailer"
 HERE = Path(__file__).resolve().parent
+PROBE_TIMEOUT = 10.0  # seconds the SMTP server has to answer a check
+CHECK_DOWN = 5.0  # seconds between checks while the SMTP server does not answer
+# A send that failed for one of these says the server is away, not that one message is bad
+UNREACHABLE = (OSError, smtplib.SMTPConnectError, smtplib.SMTPServerDisconnected,
+               smtplib.SMTPAuthenticationError)  # fmt: skip
 
 
 def N_(message: str) -> str:
@@ -85,59 +90,6 @@ SUBJECTS = {
 }
 
 
-@dataclass(frozen=True)
-class MailSettings:
-    secret: str
-    public_url: str = "http://127.0.0.1:8000"
-    mail_from: str = "waiting-room@localhost"
-    smtp_host: str = "127.0.0.1"
-    smtp_port: int = 25
-    smtp_username: str = ""
-    smtp_password: str = ""
-    smtp_starttls: bool = False
-    claim_seconds: float = DEFAULT_CLAIM_SECONDS  # a room without a claim_seconds setting
-    lease: float = 60.0  # seconds a 'sending' marker holds a notice for its worker
-    attempts: int = 8  # tries before a notice is 'failed'
-    backoff: float = 5.0  # seconds before the second try; doubles each time
-    poll: float = 1.0  # seconds between rounds when there was nothing to send
-
-
-def _secret(env: Mapping[str, str]) -> str:
-    secret = env.get("WEBAPP_SECRET_KEY")
-    if secret:
-        return secret
-    # The app keeps a random key there when none is set (one host)
-    return (Path(env.get("WEBAPP_DATA_DIR", "var")) / "secret_key").read_text().strip()
-
-
-def settings_from_env(env: Mapping[str, str]) -> MailSettings:
-    def number(name: str, default: float) -> float:
-        return float(env.get(f"WEBAPP_{name}", default))
-
-    return MailSettings(
-        secret=_secret(env),
-        public_url=env.get("WEBAPP_PUBLIC_URL", MailSettings.public_url),
-        mail_from=env.get("WEBAPP_MAIL_FROM", MailSettings.mail_from),
-        smtp_host=env.get("WEBAPP_SMTP_HOST", MailSettings.smtp_host),
-        smtp_port=int(number("SMTP_PORT", MailSettings.smtp_port)),
-        smtp_username=env.get("WEBAPP_SMTP_USERNAME", ""),
-        smtp_password=env.get("WEBAPP_SMTP_PASSWORD", ""),
-        smtp_starttls=env.get("WEBAPP_SMTP_STARTTLS", "").lower() in ("1", "true", "yes"),
-        lease=number("MAIL_LEASE_SECONDS", MailSettings.lease),
-        poll=number("MAIL_POLL_SECONDS", MailSettings.poll),
-    )
-
-
-def idempotency_key(room: str, entry: str, kind: str) -> str:
-    return f"{room}:{entry}:{kind}"
-
-
-def message_id(key: str, mail_from: str) -> str:
-    """The same Message-ID for every try of one notice, so a duplicate is recognisable."""
-    domain = mail_from.rpartition("@")[2] or "localhost"
-    return f"<{hashlib.sha256(key.encode()).hexdigest()[:32]}@{domain}>"
-
-
 def _templates(lang: str) -> Environment:
     """The email templates, speaking ``lang`` (the entry's language; English if unknown)."""
     folder = HERE / "templates"
@@ -149,33 +101,85 @@ class Mailer:
 
     def __init__(
         self,
-        client: Any,
-        keys: Keys,
+        rooms: WaitingRooms,
+        health: MailHealth,
         settings: MailSettings,
         worker: str = "",
-        clock: Callable[[], float] = time.time,
+        clock: Clock | Callable[[], float] | None = None,
     ) -> None:
-        self.client = client
-        self.keys = keys
-        self.rooms = WaitingRooms(client, keys)
-        self.scripts = Scripts(client)
+        self.rooms = rooms
+        self.client = rooms.client
+        self.keys = rooms.keys
+        self.scripts = rooms.scripts
+        self.health = health
         self.settings = settings
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}"
-        self.clock = clock
+        self.clock = clock_of(clock)
         self._groups: set[str] = set()
+        self._smtp: SmtpHealth | None = None  # the last check of the SMTP server
+        self._redis: bool | None = None  # Redis answered last time (None: not asked yet)
 
     def run(self, stop: threading.Event) -> None:
+        """Rounds until ``stop``: the SMTP server checked every ``check`` seconds (every
+        few while it does not answer, when nothing is sent: the outbox keeps it all), and
+        each round over every room's outbox. A Redis or SMTP outage is said once."""
+        next_check = 0.0
         while not stop.is_set():
+            busy = 0
             try:
-                busy = self.run_once()
+                if time.monotonic() >= next_check:
+                    ok = self.check_smtp().ok
+                    next_check = time.monotonic() + (self.settings.check if ok else CHECK_DOWN)
+                if self._smtp is not None and self._smtp.ok:
+                    busy = self.run_once()
+                self._redis_is(up=True)
             except redis.ConnectionError as error:  # not up yet, or restarting
-                log.warning("Redis unavailable: %s", error)
-                busy = 0
+                self._redis_is(up=False, error=error)
             except Exception:  # a bug in one message: log, go on
                 log.exception("mailer round failed")
-                busy = 0
             if not busy:
                 stop.wait(self.settings.poll)
+
+    def check_smtp(self) -> SmtpHealth:
+        """Whether the SMTP server answers (and takes the login): recorded for the pages
+        and the panel, and said in the log when it changes."""
+        s = self.settings
+        try:
+            with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=PROBE_TIMEOUT) as smtp:
+                self._hello(smtp)
+                smtp.noop()
+            error = ""
+        except (smtplib.SMTPException, OSError) as failure:
+            error = _failure(failure)
+        return self._smtp_is(error)
+
+    def _smtp_is(self, error: str) -> SmtpHealth:
+        s, before = self.settings, self._smtp
+        health = SmtpHealth(not error, s.server, error, self.clock())
+        self.health.record(health, ttl=3 * s.check)
+        self._smtp = health
+        if error and (before is None or before.ok):
+            log.warning(
+                "Mail cannot be sent: no SMTP server answers at %s (%s). Emails wait in "
+                "the outbox until one does; set WEBAPP_SMTP_HOST and WEBAPP_SMTP_PORT "
+                '(README, "Email").',
+                s.server,
+                error,
+            )
+        elif not error and (before is None or not before.ok):
+            log.info("sending mail through the SMTP server at %s", s.server)
+        return health
+
+    def _redis_is(self, up: bool, error: Exception | None = None) -> None:
+        """Says a change once: the app's Redis is not up yet (``make run`` starts both
+        at once), went away, or answers again."""
+        if not up and self._redis is None:
+            log.info("waiting for the app's Redis (%s)", error)
+        elif not up and self._redis:
+            log.warning("Redis unavailable (%s); waiting for it", error)
+        elif up and self._redis is False:
+            log.info("Redis answers")
+        self._redis = up
 
     def run_once(self) -> int:
         """One round over every room; returns how many messages it handled."""
@@ -215,10 +219,11 @@ class Mailer:
         key = idempotency_key(room, entry, notice)
         field = f"{entry}:{notice}"
         deliveries = self.keys.deliveries(room)
-        mid = message_id(key, self.settings.mail_from)
+        s = self.settings
+        mid = message_id(key, s.mail_from)
         now = self.clock()
         state, attempt = self.scripts["mail_claim"](
-            keys=[deliveries], args=[field, self.worker, now, self.settings.lease, mid]
+            keys=[deliveries], args=[field, self.worker, now, s.lease, mid]
         )
         state = _text(state)
         if state in ("sent", "failed"):  # done before: acknowledge only
@@ -227,12 +232,14 @@ class Mailer:
         if state != "go":
             return 0
         try:
-            self._send(self._message(room, fields, key, mid, now))
+            self._send(compose(self.rooms, s, room, fields, key, mid, now))
         except (smtplib.SMTPException, OSError) as error:
-            final = int(attempt) >= self.settings.attempts
-            later = now + self.settings.backoff * 2 ** (int(attempt) - 1)
+            final = int(attempt) >= s.attempts
+            later = now + s.backoff * 2 ** (int(attempt) - 1)
             self._done(room, field, "failed" if final else "retry", later, str(error), stream_id)
             log.warning("sending %s failed (try %s): %s", key, attempt, error)
+            if isinstance(error, UNREACHABLE):
+                self._smtp_is(_failure(error))
             return 1
         self._done(room, field, "sent", 0, "", stream_id)
         return 1
@@ -253,93 +260,98 @@ class Mailer:
         ]
         self.scripts["mail_done"](keys=keys, args=args)
 
-    def _message(
-        self, room: str, fields: dict[str, str], key: str, mid: str, now: float
-    ) -> EmailMessage:
-        s = self.settings
-        kind, entry = fields.get("kind", "admitted"), fields["entry"]
-        lang = fields.get("lang", "") if fields.get("lang") in LANGUAGES else DEFAULT
-        context: dict[str, object] = {
-            "room": room,
-            "name": fields.get("name", ""),
-            "lang": lang,
-            "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
-        }
-        if kind == "offered":
-            # A live room's seat, offered until the offer's deadline (room_lib.lua offer)
-            at, until = float(fields.get("at") or now), float(fields.get("until") or now)
-            token = sign_claim(s.secret, room, entry, until, 0, kind)
-            context["link"] = claim_url(s.public_url, token)
-            context["window"] = format_timedelta(round(max(until - at, 0)), locale=lang)
-        elif kind == "admitted":
-            # The window runs from the admission to the deadline the script set (the
-            # sweep lapses the entry then), whichever try sends it
-            admitted = float(fields.get("at") or now)
-            until = float(fields.get("until") or 0)
-            if not until:  # a message from before deadlines were kept
-                room_settings = self.rooms.settings(room)
-                seconds = room_settings.claim_seconds if room_settings else s.claim_seconds
-                until = admitted + seconds
-            token = sign_claim(s.secret, room, entry, until, 0, kind)
-            context["link"] = claim_url(s.public_url, token)
-            # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
-            context["window"] = format_timedelta(round(until - admitted), locale=lang)
-        elif kind == "confirm":
-            token = sign_confirm(s.secret, room, entry, fields["email"])
-            context["link"] = confirm_url(s.public_url, token)
-        message = EmailMessage()
-        subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
-        message["Subject"] = subject % {"room": room}
-        message["From"] = s.mail_from
-        message["To"] = fields["email"]
-        message["Date"] = formatdate(localtime=False)
-        message["Message-ID"] = mid
-        message["X-Idempotency-Key"] = key
-        templates = _templates(lang)
-        message.set_content(templates.get_template(f"email/{kind}.txt").render(context))
-        html = templates.get_template(f"email/{kind}.html").render(context)
-        message.add_alternative(html, subtype="html")
-        return message
-
     def _send(self, message: EmailMessage) -> None:
         s = self.settings
         with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=30) as smtp:
-            if s.smtp_starttls:
-                smtp.starttls()
-            if s.smtp_username:
-                smtp.login(s.smtp_username, s.smtp_password)
+            self._hello(smtp)
             smtp.send_message(message)
 
+    def _hello(self, smtp: smtplib.SMTP) -> None:
+        s = self.settings
+        if s.smtp_starttls:
+            smtp.starttls()
+        if s.smtp_username:
+            smtp.login(s.smtp_username, s.smtp_password)
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+
+def compose(
+    rooms: WaitingRooms,
+    s: MailSettings,
+    room: str,
+    fields: dict[str, str],
+    key: str,
+    mid: str,
+    now: float,
+) -> EmailMessage:
+    """The email of one outbox message, in the entry's language, text and HTML."""
+    kind, entry = fields.get("kind", "admitted"), fields["entry"]
+    lang = fields.get("lang", "") if fields.get("lang") in LANGUAGES else DEFAULT
+    context: dict[str, object] = {
+        "room": room,
+        "name": fields.get("name", ""),
+        "lang": lang,
+        "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
+    }
+    if kind == "offered":
+        # A live room's seat, offered until the offer's deadline (room_lib.lua offer)
+        at, until = float(fields.get("at") or now), float(fields.get("until") or now)
+        token = sign_claim(s.secret, room, entry, until, 0, kind)
+        context["link"] = claim_url(s.public_url, token)
+        context["window"] = format_timedelta(round(max(until - at, 0)), locale=lang)
+    elif kind == "admitted":
+        # The window runs from the admission to the deadline the script set (the
+        # sweep lapses the entry then), whichever try sends it
+        admitted = float(fields.get("at") or now)
+        until = float(fields.get("until") or 0)
+        if not until:  # a message from before deadlines were kept
+            until = admitted + (rooms.settings(room) or RoomSettings()).claim_seconds
+        token = sign_claim(s.secret, room, entry, until, 0, kind)
+        context["link"] = claim_url(s.public_url, token)
+        # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
+        context["window"] = format_timedelta(round(until - admitted), locale=lang)
+    elif kind == "confirm":
+        context["link"] = confirm_url(
+            s.public_url, sign_confirm(s.secret, room, entry, fields["email"])
+        )
+    message = EmailMessage()
+    subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
+    message["Subject"] = subject % {"room": room}
+    message["From"] = s.mail_from
+    message["To"] = fields["email"]
+    message["Date"] = formatdate(localtime=False)
+    message["Message-ID"] = mid
+    message["X-Idempotency-Key"] = key
+    templates = _templates(lang)
+    message.set_content(templates.get_template(f"email/{kind}.txt").render(context))
+    html = templates.get_template(f"email/{kind}.html").render(context)
+    message.add_alternative(html, subtype="html")
+    return message
 
 
-def _fields(raw: Mapping[Any, Any]) -> dict[str, str]:
-    return {_text(k): _text(v) for k, v in raw.items()}
+def _failure(error: BaseException) -> str:
+    """Why a connection to the SMTP server failed, in a few words."""
+    if isinstance(error, socket.timeout | TimeoutError):
+        return f"no answer within {PROBE_TIMEOUT:g} s"
+    return str(error) or type(error).__name__
 
 
 def main() -> None:
+    """``python -m webapp.mailer``: the app's settings, read and resolved as the app's
+    workers do (the same data directory, secret and Redis: it waits for the app's
+    embedded Redis rather than start its own), and its services built the same way."""
+    from webapp.services import build
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s mailer %(message)s")
-    env = os.environ
-    url = (
-        env.get("REDIS_URL") or f"unix://{Path(env.get('WEBAPP_DATA_DIR', 'var'))}/redis/redis.sock"
-    )
-    client = connect(url)
+    settings = config.settings()
+    config.resolve(settings, start_redis=False)
+    services = build(settings)
     compile_catalogues(translations_dir())  # a checkout's .mo, if the app has not yet
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    settings = None
-    while settings is None and not stop.is_set():
-        try:
-            settings = settings_from_env(env)
-        except FileNotFoundError:  # `make run`: the app has not written its key yet
-            stop.wait(1.0)
-    if settings is None:
-        return
-    mailer = Mailer(client, Keys(env.get("WEBAPP_REDIS_PREFIX", "wr")), settings)
-    log.info("mailer %s started", mailer.worker)
+    mail = MailSettings.from_config(settings)
+    mailer = Mailer(services.rooms, services.mail, mail, clock=services.clock)
+    log.info("mailer %s started (Redis: %s)", mailer.worker, redacted(settings["REDIS_URL"]))
     mailer.run(stop)
 
 

@@ -26,8 +26,10 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from webapp.domain.rooms import GONE_REASONS, WaitingRooms
+from webapp.domain.refusals import GONE_REASONS
+from webapp.domain.reports import Reports
 from webapp.domain.settings import STATUSES
+from webapp.redis.replies import text as _text
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -87,16 +89,16 @@ class RoomFigures(NamedTuple):
 class RoomCollector:
     """Every room's figures: one round trip for the room index, one pipeline for all."""
 
-    def __init__(self, rooms: WaitingRooms) -> None:
-        self.rooms = rooms
+    def __init__(self, reports: Reports) -> None:
+        self.reports = reports
 
     def figures(self) -> list[RoomFigures]:
-        names = self.rooms.names()
+        names = self.reports.names()
         if not names:
             return []
-        pipe = self.rooms.client.pipeline(transaction=False)
+        pipe = self.reports.client.pipeline(transaction=False)
         for name in names:
-            keys = self.rooms.room_keys(name)
+            keys = self.reports.keys.room(name)
             pipe.hmget(keys.settings, "capacity", "status")
             pipe.zcard(keys.seats)
             pipe.zcard(keys.line)
@@ -144,7 +146,7 @@ class Metrics:
     """What ``/metrics`` serves: the rooms' figures, request latency per endpoint, and
     websocket handshakes. One per app."""
 
-    def __init__(self, rooms: WaitingRooms) -> None:
+    def __init__(self, reports: Reports) -> None:
         # On no registry of their own: the scrape registry below takes them, or in
         # multiprocess mode reads what every worker wrote to the shared directory.
         self.latency = Histogram(
@@ -165,7 +167,7 @@ class Metrics:
             self.registry.register(self.latency)
             self.registry.register(self.handshakes)
         # Once, on the scrape registry: it reads Redis, which every worker shares.
-        self.registry.register(RoomCollector(rooms))
+        self.registry.register(RoomCollector(reports))
         self._timers: dict[tuple[str, str, str], Any] = {}  # labels -> their histogram
 
     def observe(self, endpoint: str, method: str, status: str, seconds: float) -> None:
@@ -236,7 +238,3 @@ def multiprocess() -> bool:
         )
         return False
     return True
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

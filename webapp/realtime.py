@@ -32,7 +32,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from webapp.domain.rooms import RoomNotFound, WaitingRooms, public_id
+from webapp.domain.reports import Reports
+from webapp.domain.rooms import RoomNotFound, public_id
 from webapp.redis.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -101,10 +102,15 @@ class Hub:
                     item = pubsub.get_message(timeout=1.0)
                     if item is not None:
                         self._dispatch(item)
-            except Exception:  # Redis restarted or the network blinked: subscribe again
-                log.exception("hub listener lost Redis; retrying in %.1fs", self.retry)
+            except Exception as error:  # Redis restarted or the network blinked: again
                 self._ready.clear()
+                if self._stop.is_set():
+                    return  # the process is stopping: nothing was lost
+                log.warning("hub listener lost Redis (%s); retrying in %.1fs", error, self.retry)
                 self._stop.wait(self.retry)
+            except (KeyboardInterrupt, SystemExit):  # Ctrl+C reached this thread: stop
+                self._stop.set()
+                return
             finally:
                 try:
                     pubsub.close()
@@ -255,7 +261,7 @@ class RoomRelay:
     ) -> None:
         self.hub = hub
         self.state = state  # room -> the frame that shows it (one Redis read)
-        self._sockets: Fanout[Socket] = Fanout(hub, self.topic, self._heard)
+        self._sockets: Fanout[Socket] = Fanout(hub, hub.keys.room_topic, self._heard)
         self._states: dict[str, tuple[float, dict[str, Any]]] = {}  # room -> (read at, frame)
         self._lock = threading.Lock()
         # Both ends of "changed" are throttled per room: the signals this process sends,
@@ -263,13 +269,9 @@ class RoomRelay:
         self._signals = Throttle(self._signal, signal_gap)
         self._resends = Throttle(self._resend, min_gap)
 
-    @staticmethod
-    def topic(room: str) -> str:
-        return f"room:{room}"
-
     def publish(self, room: str, frame: Mapping[str, Any]) -> None:
         """Sends a frame to every socket of the room, in every process."""
-        self.hub.publish(self.topic(room), frame)
+        self.hub.publish(self.hub.keys.room_topic(room), frame)
 
     def changed(self, room: str) -> None:
         """Signals that who holds a seat changed: each process resends the state. The
@@ -279,7 +281,7 @@ class RoomRelay:
         self._signals(room)
 
     def _signal(self, room: str) -> None:
-        self.hub.publish(self.topic(room), {"type": self.CHANGED})
+        self.hub.publish(self.hub.keys.room_topic(room), {"type": self.CHANGED})
 
     def attach(self, sock: Socket) -> None:
         self._sockets.add(sock.room, sock)
@@ -338,15 +340,15 @@ class RoomRelay:
 PARTICIPANTS_SHOWN = 100
 
 
-def room_state(engine: WaitingRooms, room: str) -> dict[str, Any]:
+def room_state(reports: Reports, room: str) -> dict[str, Any]:
     """The room as its page and its sockets show it: a ``room.state`` frame naming the
     first ``PARTICIPANTS_SHOWN`` people seated."""
-    summary = engine.summary(room)
+    summary = reports.summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     people = [
         {"id": public_id(p.token), "name": p.name or "Guest", "since": p.since}
-        for p in engine.participants(room)[:PARTICIPANTS_SHOWN]
+        for p in reports.participants(room)[:PARTICIPANTS_SHOWN]
     ]
     return {
         "type": "room.state",

@@ -22,6 +22,7 @@ from flask_limiter.util import get_remote_address
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from webapp.i18n import _
+from webapp.redis.keys import Keys
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -67,7 +68,7 @@ DATA_HEADERS = {
 }
 
 
-def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
+def init_app(app: Flask, keys: Keys, exempt: Iterable[Blueprint] = ()) -> None:
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)
@@ -79,7 +80,7 @@ def init_app(app: Flask, exempt: Iterable[Blueprint] = ()) -> None:
             "socket_connect_timeout": float(app.config["REDIS_CONNECT_TIMEOUT"]),
         },
     )
-    app.config.setdefault("RATELIMIT_KEY_PREFIX", f"{app.config['REDIS_PREFIX']}:limits")
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", keys.limits)
     limiter.init_app(app)
     if not (app.config.get("RATELIMIT_DEFAULT") or app.config.get("RATELIMIT_APPLICATION")):
         # No limit applies to every view: only the views decorated with

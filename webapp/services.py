@@ -1,6 +1,8 @@
-"""The app's services, built once per process from its settings, with one ``start()``
-and one ``stop()`` for every background loop. Views reach them through
-``webapp.views.services()``; nothing else keeps a second copy."""
+"""The composition root: every service of a process, built once from its settings by
+``build``, with one ``start()`` and one ``stop()`` for every background loop. The web
+app (``create_app``) and the mailer (``python -m webapp.mailer``) both build theirs
+here, from settings read and resolved alike (``webapp.config``). Views reach the
+services through ``webapp.views.services()``; nothing else keeps a second copy."""
 
 from __future__ import annotations
 
@@ -8,26 +10,33 @@ import os
 import secrets
 import socket
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webapp.chat_relay import ChatRelay
+from webapp.domain.admins import Admins
+from webapp.domain.announcer import Announcer
 from webapp.domain.chat import Chats
+from webapp.domain.claims import Claims, LiveClaims
+from webapp.domain.clock import Clock
 from webapp.domain.connections import ConnectionLimits
 from webapp.domain.lobby import Lobby
+from webapp.domain.mail import MailHealth
 from webapp.domain.moves import Moves
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
-from webapp.periodic import run_every
+from webapp.periodic import off_the_loop, run_every
 from webapp.realtime import Hub, RoomRelay, room_state
 from webapp.redis.connection import connect
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
+
+if TYPE_CHECKING:
+    from webapp.metrics import Metrics
 
 
 @dataclass
@@ -35,7 +44,9 @@ class Services:
     client: Any
     keys: Keys
     scripts: Scripts
+    clock: Clock
     rooms: WaitingRooms
+    reports: Reports
     lobby: Lobby
     chats: Chats
     limits: ConnectionLimits
@@ -44,10 +55,14 @@ class Services:
     chat_relay: ChatRelay
     visits: Visits
     waitlists: Waitlists
-    reports: Reports
     sweeper: Sweeper | None
     chat_upkeep: float
     moves: Moves
+    claims: Claims
+    live_claims: LiveClaims
+    admins: Admins
+    mail: MailHealth
+    metrics: Metrics
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -58,8 +73,8 @@ class Services:
             self.sweeper.start()
         if self.chat_upkeep:
             self.chat_relay.start(self.chat_upkeep)
-        limits = self.limits
-        beat = run_every(limits.ttl / 3, lambda: limits.heartbeat(time.time()), "conn-heartbeat")
+        limits, clock = self.limits, self.clock
+        beat = run_every(limits.ttl / 3, lambda: limits.heartbeat(clock()), "conn-heartbeat")
         self._loops.append(beat)
 
     def stop(self) -> None:
@@ -72,48 +87,60 @@ class Services:
 
 
 def build(settings: Mapping[str, Any]) -> Services:
-    """Every service of one process, from the app's settings (not started)."""
+    """Every service of one process, from its resolved settings (not started)."""
+    from webapp.metrics import Metrics  # late: after gunicorn's master set up the metrics
+
     client = connect(
         settings["REDIS_URL"],
         socket_timeout=float(settings["REDIS_SOCKET_TIMEOUT"]),
         connect_timeout=float(settings["REDIS_CONNECT_TIMEOUT"]),
     )
     keys = Keys(settings["REDIS_PREFIX"])
+    scripts = Scripts(client)
+    clock = Clock(settings["CLOCK"])
+    secret = settings["SECRET_KEY"] or ""
     sweep_every = float(settings["SWEEP_INTERVAL"] or 0)
     # A coalesced check-in may wait for the batch in flight, then for its own
     bound = 2 * (float(settings["REDIS_SOCKET_TIMEOUT"]) + float(settings["REDIS_CONNECT_TIMEOUT"]))
     rooms = WaitingRooms(
-        client, keys, clock=settings["CLOCK"], sweep_every=sweep_every, coalesce=bound + 1
+        client, keys, scripts, clock=clock, sweep_every=sweep_every, coalesce=bound + 1
     )
-    chats = Chats(client, keys)
+    reports = Reports(rooms)
+    chats = Chats(client, keys, scripts)
     hub = Hub(client, keys)
-    relay = RoomRelay(hub, state=lambda room: room_state(rooms, room))
-    lobby = Lobby(rooms, refresh=settings["STATS_REFRESH"])
-    waitlists = Waitlists(rooms, secret=settings["SECRET_KEY"] or "")
-    visits = Visits(rooms, chats, relay, lobby, waitlists)
-    scripts = Scripts(client)
-    secret = settings["SECRET_KEY"] or ""
+    relay = RoomRelay(hub, state=lambda room: room_state(reports, room))
+    announcer = Announcer(relay)
+    lobby = Lobby(rooms, reports, refresh=settings["STATS_REFRESH"], announcer=announcer)
+    waitlists = Waitlists(rooms, secret=secret)
+    visits = Visits(rooms, reports, chats, announcer, lobby, waitlists)
     return Services(
         client=client,
         keys=keys,
         scripts=scripts,
+        clock=clock,
         rooms=rooms,
+        reports=reports,
         lobby=lobby,
         chats=chats,
         limits=ConnectionLimits(
             client,
             keys,
+            scripts,
             server_id=f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}",
             ttl_seconds=float(settings["CONNECTION_TTL"]),
             max_per_user=int(settings["MAX_CONNECTIONS_PER_USER"]),
         ),
         hub=hub,
         relay=relay,
-        chat_relay=ChatRelay(chats, hub, settings["CLOCK"] or time.time),
+        chat_relay=ChatRelay(chats, hub, clock),
         visits=visits,
         waitlists=waitlists,
-        reports=Reports(rooms),
-        sweeper=Sweeper(rooms, sweep_every, visits=visits) if sweep_every else None,
+        sweeper=Sweeper(visits, sweep_every) if sweep_every else None,
         chat_upkeep=float(settings["CHAT_UPKEEP_SECONDS"] or 0),
-        moves=Moves(client, keys, scripts, secret, clock=settings["CLOCK"] or time.time),
+        moves=Moves(client, keys, scripts, secret, clock=clock),
+        claims=Claims(client, keys, scripts),
+        live_claims=LiveClaims(client, keys, scripts),
+        admins=Admins(client, keys, hashing=off_the_loop),
+        mail=MailHealth(client, keys),
+        metrics=Metrics(reports),
     )

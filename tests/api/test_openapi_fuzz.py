@@ -23,8 +23,8 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks
 
 from webapp import create_app
+from webapp.domain.emails import normalise_email
 from webapp.domain.rooms import InvalidInput, clean_display_name
-from webapp.domain.waitlist import normalise_email
 
 DOCUMENT = json.loads(resources.files("webapp").joinpath("openapi.json").read_text())
 OPERATIONS = [

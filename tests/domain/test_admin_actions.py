@@ -4,43 +4,14 @@ support codes, the audit log, the charts' history and the estimates' accuracy.""
 
 from __future__ import annotations
 
-import multiprocessing
-
 import pytest
-from recording import RecordingPublisher
+from building import engine
+from race import admit_at_once
 
-from webapp.domain.chat import Chats, room_chat_id
-from webapp.domain.reports import Reports
-from webapp.domain.rooms import (
-    CODE_CHARS,
-    NotWaiting,
-    Ticket,
-    TicketGone,
-    WaitingRooms,
-    new_ticket,
-    public_id,
-)
-from webapp.domain.visits import Visits
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def told():
-    return RecordingPublisher()
-
-
-@pytest.fixture
-def visits(rooms, r, keys, told):
-    return Visits(rooms, Chats(r, keys), told)
-
-
-@pytest.fixture
-def reports(rooms):
-    return Reports(rooms)
+from webapp.domain.announcer import ended_frame
+from webapp.domain.chat import room_chat_id
+from webapp.domain.rooms import NotWaiting, Ticket, TicketGone, public_id
+from webapp.domain.tickets import CODE_CHARS, new_ticket
 
 
 def line_of(rooms, n, room="hall"):
@@ -56,7 +27,7 @@ def test_a_manual_room_seats_nobody_by_itself(rooms, clock):
     assert [rooms.check_in("hall", t).position for t in tokens] == [1, 2, 3]
 
 
-def test_batch_admission_takes_the_head_and_is_idempotent(rooms, visits, told):
+def test_batch_admission_takes_the_head_and_is_idempotent(rooms, visits, told, reports):
     """Admit 2: the first two are offered seats; the same request id admits nobody new."""
     rooms.configure("hall", {"capacity": 5, "admission_mode": "manual"})
     tokens = line_of(rooms, 4)
@@ -65,49 +36,28 @@ def test_batch_admission_takes_the_head_and_is_idempotent(rooms, visits, told):
     assert told.changed_rooms == ["hall"]
     again = visits.admit("hall", 2, request_id="r-1", who="ann")
     assert again.tokens == first.tokens and again.replay
-    assert rooms.summary("hall").active == 2
+    assert reports.summary("hall").active == 2
     assert rooms.check_in("hall", tokens[0]).state == "admitted"  # the offer is claimed
     assert rooms.check_in("hall", tokens[2]).position == 1
 
 
-def test_admission_stops_at_free_seats_unless_overridden(rooms, visits):
+def test_admission_stops_at_free_seats_unless_overridden(rooms, visits, reports):
     """Capacity holds unless the admin explicitly overrides it."""
     rooms.configure("hall", {"capacity": 2, "admission_mode": "manual"})
     line_of(rooms, 5)
     assert len(visits.admit("hall", 5, who="ann").tokens) == 2
     assert visits.admit("hall", 5, who="ann").tokens == ()
     assert len(visits.admit("hall", 2, override=True, who="ann").tokens) == 2
-    assert rooms.summary("hall").active == 4
-
-
-def _admit_from_a_process(url, prefix, results, request_id):
-    import redis as redis_py
-
-    from webapp.domain.rooms import WaitingRooms
-    from webapp.redis.keys import Keys
-
-    engine = WaitingRooms(redis_py.Redis.from_url(url, decode_responses=True), Keys(prefix))
-    results.put(engine.admit("hall", 50, request_id=request_id, override=True, who=request_id))
+    assert reports.summary("hall").active == 4
 
 
 def test_two_admins_at_once_never_admit_one_person_twice(r, keys, redis_url, reports):
     """Two processes each admit 50 from a line of 80: exactly 80 distinct, each audited
     once; replaying a request id admits nobody."""
-    rooms = WaitingRooms(r, keys)
+    rooms = engine(r, keys)  # on Redis's clock, as the other processes are
     rooms.configure("hall", {"capacity": 1, "admission_mode": "manual"})
     everyone = set(line_of(rooms, 80))
-    results: multiprocessing.Queue = multiprocessing.Queue()
-    procs = [
-        multiprocessing.Process(
-            target=_admit_from_a_process, args=(redis_url, keys.prefix, results, f"admin-{i}")
-        )
-        for i in range(2)
-    ]
-    for proc in procs:
-        proc.start()
-    admitted = [results.get(timeout=30) for _ in procs]
-    for proc in procs:
-        proc.join(timeout=30)
+    admitted = admit_at_once(redis_url, keys.prefix, "hall", 50, override=True)
     tokens = [t for a in admitted for t in a.tokens]
     assert len(tokens) == 80 and set(tokens) == everyone
     admits = reports.audit("hall", count=1000, kinds=["admit"])
@@ -117,13 +67,17 @@ def test_two_admins_at_once_never_admit_one_person_twice(r, keys, redis_url, rep
     assert len(reports.audit("hall", count=1000, kinds=["admit"])) == 80
 
 
-def test_removal_ends_the_ticket_leaves_the_chat_and_is_audited(rooms, visits, r, keys, reports):
-    """An admin removes someone seated: the seat frees, the chat forgets them."""
+def test_removal_ends_the_ticket_leaves_the_chat_and_is_audited(
+    rooms, visits, chats, told, reports
+):
+    """An admin removes someone seated: the seat frees, the chat forgets them, their
+    own sockets are told to close and the room's to show the figures again."""
     rooms.configure("hall", {"capacity": 1})
     seated = rooms.join("hall", name="Ann")
-    chats = Chats(r, keys)
     chats.join(room_chat_id("hall"), public_id(seated.token), 0.0)
     visits.remove("hall", seated.token, who="boss")
+    assert told.frames == [("hall", ended_frame(seated.token, "removed"))]
+    assert told.changed_rooms == ["hall"]
     with pytest.raises(TicketGone) as gone:
         rooms.check_in("hall", seated.token)
     assert gone.value.why == "removed"
@@ -161,7 +115,7 @@ def test_a_notice_reaches_sockets_at_once_and_check_ins_after(rooms, visits, tol
     assert [e.kind for e in reports.audit("hall")][:2] == ["notice_cleared", "notice"]
 
 
-def test_a_room_made_again_does_not_replay_the_old_rooms_admissions(rooms):
+def test_a_room_made_again_does_not_replay_the_old_rooms_admissions(rooms, reports):
     """A request id is the room's: after the room is deleted and made again under the
     same name, the same id admits from the new line (an API client's fixed keys)."""
     rooms.configure("hall", {"capacity": 5, "admission_mode": "manual"})
@@ -174,7 +128,7 @@ def test_a_room_made_again_does_not_replay_the_old_rooms_admissions(rooms):
     assert first.tokens == (new[0],) and not first.replay
     again = rooms.admit("hall", 1, request_id="wave-1")
     assert again.tokens == (new[0],) and again.replay
-    assert rooms.summary("hall").active == 1
+    assert reports.summary("hall").active == 1
 
 
 def test_support_codes_find_people(rooms, reports):

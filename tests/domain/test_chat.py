@@ -27,13 +27,9 @@ from webapp.domain.chat import (
     room_chat_id,
 )
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 CHAT = room_chat_id("lobby")
-
-
-@pytest.fixture
-def chats(r, keys):
-    return Chats(r, keys)
 
 
 @pytest.fixture
@@ -183,7 +179,7 @@ def test_rejoin_keeps_seen_so_a_reconnect_catches_up(lobby, clock):
 
 def test_cleanup_removes_what_everyone_has_seen(r, keys, clock):
     """Messages every member has seen go, except the newest keep_recent."""
-    chats = Chats(r, keys, keep_recent=2)
+    chats = Chats(r, keys, Scripts(r), keep_recent=2)
     chats.create("g", ["ann", "bob"], clock.now)
     for i in range(6):
         send(chats, "ann", f"m{i}", clock.now, chat="g")
@@ -196,7 +192,7 @@ def test_cleanup_removes_what_everyone_has_seen(r, keys, clock):
 
 def test_leaver_no_longer_holds_cleanup_back(r, keys, clock):
     """When the member who read least leaves, what the others have seen is cleaned up."""
-    chats = Chats(r, keys, keep_recent=0)
+    chats = Chats(r, keys, Scripts(r), keep_recent=0)
     chats.create("g", ["ann", "bob", "cy"], clock.now)
     for i in range(4):
         send(chats, "ann", f"m{i}", clock.now, chat="g")
@@ -210,7 +206,7 @@ def test_leaver_no_longer_holds_cleanup_back(r, keys, clock):
 
 def test_history_cap_bounds_a_member_who_never_reads(r, keys, clock):
     """Past the cap the oldest go; the slow reader gets the newest and a count of the gap."""
-    chats = Chats(r, keys, history_cap=10, keep_recent=3, rate_limit=1000)
+    chats = Chats(r, keys, Scripts(r), history_cap=10, keep_recent=3, rate_limit=1000)
     chats.create("g", ["ann", "sleepy"], clock.now)
     for i in range(25):
         send(chats, "ann", f"m{i}", clock.now, chat="g")
@@ -461,7 +457,7 @@ def test_race_lock_without_expiry_blocks_every_sender_only_in_the_naive_version(
 def _socket_worker(url, prefix, member, to_send, total, go, out):
     """One websocket's loop in its own process: send its share, fetch until all seen."""
     client = redis.Redis.from_url(url, decode_responses=True)
-    chats = Chats(client, Keys(prefix), rate_limit=10_000)
+    chats = Chats(client, Keys(prefix), Scripts(client), rate_limit=10_000)
     go.wait(30)
     got, sent = [], []
     deadline = time.time() + 20
@@ -485,7 +481,7 @@ class _Results(list):
 @pytest.mark.slow
 def test_processes_send_concurrently_and_everyone_gets_all_in_order(r, keys, redis_url):
     """Three processes send at once: each socket gets ids in order, each member all, once."""
-    chats = Chats(r, keys)
+    chats = Chats(r, keys, Scripts(r))
     plan = [("s1", 30), ("ann", 30), ("ann", 0)]  # child processes; this one is s0
     total = 30 + sum(n for _m, n in plan)
     for member in ["s0", "s1", "ann"]:
@@ -519,8 +515,9 @@ SENDER_SCRIPT = """
 import sys, time, redis
 from webapp.domain.chat import Chats
 from webapp.redis.keys import Keys
-chats = Chats(redis.Redis.from_url(sys.argv[1]), Keys(sys.argv[2]), rate_limit=10**9,
-              history_cap=10**6)
+from webapp.redis.scripts import Scripts
+client = redis.Redis.from_url(sys.argv[1])
+chats = Chats(client, Keys(sys.argv[2]), Scripts(client), rate_limit=10**9, history_cap=10**6)
 print("ready", flush=True)
 while True:
     chats.send("room:lobby", "doomed", "Doomed", "spam", time.time())

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from webapp.domain.chat import Chats, NotMember
+from webapp.redis.scripts import Scripts
 
 CHAT = "g"
 PEOPLE = st.sampled_from(["ann", "bob", "cy"])
@@ -69,7 +70,9 @@ def test_chat_matches_the_model(r, keys, clock):
         def __init__(self) -> None:
             super().__init__()
             r.flushall()
-            self.chats = Chats(r, keys, history_cap=CAP, keep_recent=KEEP, rate_limit=10**6)
+            self.chats = Chats(
+                r, keys, Scripts(r), history_cap=CAP, keep_recent=KEEP, rate_limit=10**6
+            )
             self.model = Model()
 
         @rule(who=PEOPLE, history=st.integers(0, 4))

@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from webapp.chat_relay import ChatRelay
+from webapp.chat_relay import ChatRelay, Subscription
 from webapp.domain.chat import Chats
 from webapp.realtime import Hub
 from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
 
 CHAT = "room:lobby"
 
@@ -44,7 +45,7 @@ def make_relay(redis_url, keys, clock):
     def make(hub_prefix=None, **chat_options):
         client = redis.Redis.from_url(redis_url, decode_responses=True)
         hub = Hub(client, Keys(hub_prefix) if hub_prefix else keys)
-        relay = ChatRelay(Chats(client, keys, **chat_options), hub, clock)
+        relay = ChatRelay(Chats(client, keys, Scripts(client), **chat_options), hub, clock)
         made.append((hub, client))
         return relay
 
@@ -52,6 +53,12 @@ def make_relay(redis_url, keys, clock):
     for hub, client in made:
         hub.close()
         client.close()
+
+
+def enter(relay: ChatRelay, tab: Tab, member: str, after: int | None = None) -> Subscription:
+    """The member joins the chat (as ``Visits.open`` does) and the tab's socket starts."""
+    joined = relay.chats.join(CHAT, member, relay.clock())
+    return relay.attach(tab, CHAT, member, joined, after)
 
 
 def wait_for(check, timeout=5.0):
@@ -65,9 +72,9 @@ def test_every_tab_of_a_member_gets_every_message(r, make_relay):
     """Two tabs of one member, in two processes, both get all messages in order."""
     one, two = make_relay(), make_relay()
     a, b, c = Tab(), Tab(), Tab()
-    sub_a = one.attach(a, CHAT, "ann", "Ann")
-    two.attach(b, CHAT, "ann", "Ann")
-    sub_c = two.attach(c, CHAT, "cy", "Cy")
+    sub_a = enter(one, a, "ann")
+    enter(two, b, "ann")
+    sub_c = enter(two, c, "cy")
     one.hub.wait_ready()
     two.hub.wait_ready()
     for i in range(10):
@@ -81,8 +88,8 @@ def test_new_page_gets_history_then_what_came_since(r, make_relay):
     """A reloaded page gets history up to the seen id, then the rest, each once."""
     relay = make_relay()
     first = Tab()
-    sub = relay.attach(first, CHAT, "ann", "Ann")
-    other = relay.attach(Tab(), CHAT, "bo", "Bo")
+    sub = enter(relay, first, "ann")
+    other = enter(relay, Tab(), "bo")
     for i in range(3):
         relay.send(sub, "Ann", f"m{i}")
     relay.wake(CHAT)
@@ -90,7 +97,7 @@ def test_new_page_gets_history_then_what_came_since(r, make_relay):
     for i in range(2):
         relay.send(other, "Bo", f"n{i}")
     reloaded = Tab()
-    relay.attach(reloaded, CHAT, "ann", "Ann")
+    enter(relay, reloaded, "ann")
     assert reloaded.history() == [1, 2, 3]
     assert reloaded.ids() == [4, 5]
 
@@ -98,11 +105,11 @@ def test_new_page_gets_history_then_what_came_since(r, make_relay):
 def test_socket_reconnect_gets_only_what_it_lacks(r, make_relay):
     """A socket that comes back with its last id gets exactly the messages after it."""
     relay = make_relay()
-    sender = relay.attach(Tab(), CHAT, "bo", "Bo")
+    sender = enter(relay, Tab(), "bo")
     for i in range(4):
         relay.send(sender, "Bo", f"m{i}")
     again = Tab()
-    relay.attach(again, CHAT, "ann", "Ann", after=2)
+    enter(relay, again, "ann", after=2)
     assert again.history() == []
     assert again.ids() == [3, 4]
 
@@ -111,9 +118,9 @@ def test_lost_wakeup_is_caught_up(r, make_relay):
     """A message whose wake-up never arrived is delivered by the periodic catch-up."""
     deaf = make_relay(hub_prefix="elsewhere")  # hears no wake-ups of this chat
     tab = Tab()
-    deaf.attach(tab, CHAT, "ann", "Ann")
+    enter(deaf, tab, "ann")
     sender = make_relay()
-    sender.send(sender.attach(Tab(), CHAT, "bo", "Bo"), "Bo", "hello")
+    sender.send(enter(sender, Tab(), "bo"), "Bo", "hello")
     time.sleep(0.2)
     assert tab.ids() == []
     deaf.wake_all()
@@ -123,11 +130,11 @@ def test_lost_wakeup_is_caught_up(r, make_relay):
 def test_trimmed_messages_are_announced(r, make_relay):
     """A socket far behind is told how many messages the history cap dropped."""
     relay = make_relay(history_cap=5, keep_recent=2, rate_limit=1000)
-    sender = relay.attach(Tab(), CHAT, "bo", "Bo")
+    sender = enter(relay, Tab(), "bo")
     for i in range(8):
         relay.send(sender, "Bo", f"m{i}")
     late = Tab()
-    relay.attach(late, CHAT, "ann", "Ann", after=0)
+    enter(relay, late, "ann", after=0)
     assert {"type": "chat.missed", "count": 3} in late.frames
     assert late.ids() == [4, 5, 6, 7, 8]
 
@@ -135,8 +142,8 @@ def test_trimmed_messages_are_announced(r, make_relay):
 def test_acks_move_seen_ids_and_clean_up(r, make_relay, keys):
     """Acknowledged messages that all members have seen are cleaned up."""
     relay = make_relay(keep_recent=0)
-    ann = relay.attach(Tab(), CHAT, "ann", "Ann")
-    bo = relay.attach(Tab(), CHAT, "bo", "Bo")
+    ann = enter(relay, Tab(), "ann")
+    bo = enter(relay, Tab(), "bo")
     for i in range(3):
         relay.send(ann, "Ann", f"m{i}")
     relay.wake(CHAT)

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
+from building import engine
 
-from webapp.domain.rooms import TicketGone, TicketNotFound, WaitingRooms
-from webapp.redis.keys import Keys
+from webapp.domain.rooms import TicketGone, TicketNotFound
 
 ROOM = "rush"
 THREADS = 16
@@ -23,7 +23,7 @@ def script_calls(r: redis.Redis) -> int:
 
 def test_concurrent_check_ins_each_get_their_own_answer(redis_url: str, r: redis.Redis) -> None:
     client = redis.Redis.from_url(redis_url, decode_responses=True, max_connections=64)
-    rooms = WaitingRooms(client, Keys("wrtest"), coalesce=10.0)
+    rooms = engine(client, coalesce=10.0)
     rooms.configure(ROOM, {"capacity": 2, "dropout_seconds": 3600, "session_seconds": 3600})
     tokens = [rooms.join(ROOM).token for _ in range(THREADS * 2)]
     seated, waiting = tokens[:2], tokens[2:]
@@ -64,7 +64,7 @@ def test_concurrent_joins_each_get_their_own_place(redis_url: str, r: redis.Redi
     """Joins go together too: every joiner gets a ticket of its own, the line numbers
     are 1..n once each, and an identity joining twice holds one place."""
     client = redis.Redis.from_url(redis_url, decode_responses=True, max_connections=64)
-    rooms = WaitingRooms(client, Keys("wrtest"), coalesce=10.0)
+    rooms = engine(client, coalesce=10.0)
     rooms.configure(ROOM, {"capacity": 3, "dropout_seconds": 3600})
     r.config_resetstat()
 
@@ -90,7 +90,7 @@ def test_concurrent_joins_each_get_their_own_place(redis_url: str, r: redis.Redi
 def test_predictions_go_together_and_keep_the_first(redis_url: str, r: redis.Redis) -> None:
     """Predictions at join, several in one call: kept for waiting tickets only, the
     first one counts."""
-    rooms = WaitingRooms(redis.Redis.from_url(redis_url, decode_responses=True), Keys("wrtest"))
+    rooms = engine(redis.Redis.from_url(redis_url, decode_responses=True))
     rooms.configure(ROOM, {"capacity": 1})
     seated, one, two = (rooms.join(ROOM).token for _ in range(3))
     kept = rooms.predict_many(

@@ -6,31 +6,30 @@ from __future__ import annotations
 import time
 
 import pytest
-from recording import RecordingPublisher
 
 from webapp.chat_relay import ChatRelay
 from webapp.domain.chat import Chats, room_chat_id
 from webapp.domain.connections import ConnectionLimits
-from webapp.domain.rooms import WaitingRooms, public_id
+from webapp.domain.rooms import public_id
 from webapp.domain.sweeper import Sweeper
-from webapp.domain.visits import Visits
 from webapp.realtime import Hub
 from webapp.redis.connection import connect
+from webapp.redis.scripts import Scripts
 
 pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture
-def cluster(cluster_url):
-    client = connect(cluster_url)
-    client.flushall()
-    yield client
-    client.close()
+def client(cluster_url):
+    """The domain's services (tests/domain/conftest.py) on the cluster."""
+    cluster = connect(cluster_url)
+    cluster.flushall()
+    yield cluster
+    cluster.close()
 
 
-def test_chat_on_cluster(cluster, keys):
+def test_chat_on_cluster(chats):
     """Join, send, read, acknowledge, fetch and leave work with keys spread over nodes."""
-    chats = Chats(cluster, keys)
     for member in ("ann", "bo"):
         chats.join("room:hall", member, 1.0)
     for i in range(3):
@@ -43,10 +42,11 @@ def test_chat_on_cluster(cluster, keys):
     assert chats.leave("room:hall", "bo") == 0
 
 
-def test_connection_limits_on_cluster(cluster, keys):
+def test_connection_limits_on_cluster(client, keys):
     """The per-visitor cap counts across servers on a cluster too."""
-    one = ConnectionLimits(cluster, keys, "one", ttl_seconds=30, max_per_user=2)
-    two = ConnectionLimits(cluster, keys, "two", ttl_seconds=30, max_per_user=2)
+    scripts = Scripts(client)
+    one = ConnectionLimits(client, keys, scripts, "one", ttl_seconds=30, max_per_user=2)
+    two = ConnectionLimits(client, keys, scripts, "two", ttl_seconds=30, max_per_user=2)
     assert one.acquire("ann", 100.0)
     assert two.acquire("ann", 100.0)
     assert not two.acquire("ann", 100.0)
@@ -55,10 +55,10 @@ def test_connection_limits_on_cluster(cluster, keys):
     assert two.heartbeat(102.0) == 1
 
 
-def test_hub_and_chat_relay_on_cluster(cluster, keys):
+def test_hub_and_chat_relay_on_cluster(client, keys, chats):
     """Pub/sub wake-ups cross the cluster: a socket gets a message sent elsewhere."""
-    hub = Hub(cluster, keys)
-    relay = ChatRelay(Chats(cluster, keys), hub, time.time)
+    hub = Hub(client, keys)
+    relay = ChatRelay(chats, hub, time.time)
     got: list[dict] = []
 
     class Tab:
@@ -66,9 +66,9 @@ def test_hub_and_chat_relay_on_cluster(cluster, keys):
             got.append(frame)
             return True
 
-    relay.attach(Tab(), "room:hall", "ann", "Ann")
+    relay.attach(Tab(), "room:hall", "ann", chats.join("room:hall", "ann", time.time()))
     assert hub.wait_ready()
-    sender = Chats(cluster, keys)
+    sender = Chats(client, keys, Scripts(client))
     sender.join("room:hall", "bo", time.time())
     sender.send("room:hall", "bo", "Bo", "over the cluster", time.time())
     deadline = time.monotonic() + 5
@@ -79,9 +79,8 @@ def test_hub_and_chat_relay_on_cluster(cluster, keys):
     hub.close()
 
 
-def test_sweep_on_cluster(cluster, keys, clock):
+def test_sweep_on_cluster(rooms, chats, visits, clock, reports):
     """The sweep's lock, its room upkeep and its chat tidying run on a cluster."""
-    rooms, chats = WaitingRooms(cluster, keys, clock=clock), Chats(cluster, keys)
     rooms.configure("hall", {"capacity": 1, "dropout_seconds": 10})
     seated = rooms.join("hall")
     chats.join(room_chat_id("hall"), public_id(seated.token), clock.now)
@@ -89,9 +88,6 @@ def test_sweep_on_cluster(cluster, keys, clock):
         rooms.join("hall")
     rooms.leave("hall", seated.token)
     clock.advance(11)
-    assert (
-        Sweeper(rooms, interval=5, visits=Visits(rooms, chats, RecordingPublisher())).sweep_once()
-        > 0
-    )
-    assert rooms.summary("hall").waiting == 0
+    assert Sweeper(visits, interval=5).sweep_once() > 0
+    assert reports.summary("hall").waiting == 0
     assert chats.members(room_chat_id("hall")) == {}

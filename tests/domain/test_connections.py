@@ -11,6 +11,7 @@ import time
 import pytest
 
 from webapp.domain.connections import ConnectionLimits
+from webapp.redis.scripts import Scripts
 
 TTL = 30.0
 
@@ -20,7 +21,7 @@ def server(r, keys):
     """A factory of servers sharing one Redis: server("a") is process a's limits."""
 
     def make(server_id: str, ttl: float = TTL, most: int = 3) -> ConnectionLimits:
-        return ConnectionLimits(r, keys, server_id, ttl_seconds=ttl, max_per_user=most)
+        return ConnectionLimits(r, keys, Scripts(r), server_id, ttl_seconds=ttl, max_per_user=most)
 
     return make
 
@@ -225,9 +226,11 @@ def test_naive_version_counts_a_dead_server_for_ten_minutes(r, server, clock):
 HOLDER_SCRIPT = """
 import sys, time, redis
 from webapp.domain.connections import ConnectionLimits
+from webapp.redis.scripts import Scripts
 from webapp.redis.keys import Keys
 ttl = float(sys.argv[3])
-limits = ConnectionLimits(redis.Redis.from_url(sys.argv[1]), Keys(sys.argv[2]), "doomed",
+client = redis.Redis.from_url(sys.argv[1])
+limits = ConnectionLimits(client, Keys(sys.argv[2]), Scripts(client), "doomed",
                           ttl_seconds=ttl, max_per_user=3)
 for _ in range(3):
     assert limits.acquire("ann", time.time())

@@ -5,56 +5,31 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
+from building import lobby_of
+from busy import busy_room, turn_over
 
-from webapp.domain import estimate
-from webapp.domain.lobby import Lobby
-from webapp.domain.rooms import WaitingRooms
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
+from webapp.domain import estimate, pace
 
 
-def busy_room(rooms, capacity, waiting=1):
-    """A room whose seats are full, with ``waiting`` people in line."""
-    rooms.configure("busy", {"capacity": capacity, "dropout_seconds": 3600})
-    seated = [rooms.join("busy").token for _ in range(capacity)]
-    for _ in range(waiting):
-        rooms.join("busy")
-    return seated
-
-
-def turn_over(rooms, clock, seated, hold, times):
-    """Each time: a newcomer joins the line, `hold` seconds pass, the longest seated
-    leaves and the head of the line takes the seat."""
-    for _ in range(times):
-        rooms.join("busy")
-        clock.advance(hold)
-        rooms.leave("busy", seated.pop(0))
-        head = rooms.participants("busy")[-1]
-        seated.append(rooms.check_in("busy", head.token).token)
-
-
-def test_busy_releases_are_counted_per_seat(rooms, clock):
+def test_busy_releases_are_counted_per_seat(rooms, clock, reports):
     """Two seats freeing one every 10 s: 20 seat-seconds per release, whatever the capacity."""
     seated = busy_room(rooms, capacity=2)
     turn_over(rooms, clock, seated, hold=10, times=30)
-    stats = rooms.stats("busy")
+    stats = reports.stats("busy")
     assert stats["busy:s"] / stats["busy:n"] == pytest.approx(20)
-    rates = estimate.rates(stats, clock.now, 2)
+    rates = pace.rates(stats, clock.now, 2)
     assert rates is not None
     assert rates.service == pytest.approx(2 / 20)
 
 
-def test_halved_capacity_changes_the_next_check_in(rooms, clock):
+def test_halved_capacity_changes_the_next_check_in(rooms, clock, reports):
     """The admin halves the capacity: the next check-in's estimate is for the new one (a
     release rate per seat times the new capacity, after the excess seats free up), even
     in a process that would not read the settings again for an hour; and it says the
     line has slowed down."""
     seated = busy_room(rooms, capacity=2)
     turn_over(rooms, clock, seated, hold=10, times=60)
-    lobby = Lobby(rooms, refresh=3600.0, monotonic=clock)
+    lobby = lobby_of(rooms, refresh=3600.0, monotonic=clock)
     for _ in range(5):
         lobby.join("busy")
     mine = lobby.join("busy")
@@ -64,7 +39,7 @@ def test_halved_capacity_changes_the_next_check_in(rooms, clock):
     assert mine.shown is not None
     later = lobby.check_in("busy", mine.ticket.token, shown=mine.shown.dumps())
     assert later.trend == "slower"
-    found = estimate.rates(rooms.stats("busy"), clock.now, 1)
+    found = pace.rates(reports.stats("busy"), clock.now, 1)
     assert found is not None and later.raw is not None
     assert later.raw == estimate.wait_for(found, 6, seated=2)
     # 20 seat-seconds per release: 7 releases 10 s apart at two seats; at one, 20 s
@@ -79,7 +54,7 @@ def test_a_slower_line_says_so(rooms, clock):
     page and the API); once the line keeps its new pace, it says nothing."""
     seated = busy_room(rooms, capacity=1, waiting=30)
     turn_over(rooms, clock, seated, hold=10, times=120)
-    lobby = Lobby(rooms, refresh=0.0, monotonic=clock)
+    lobby = lobby_of(rooms, refresh=0.0, monotonic=clock)
     mine = lobby.join("busy")
     assert mine.shown is not None and mine.trend is None
     shown, told = mine.shown, []

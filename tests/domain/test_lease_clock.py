@@ -4,8 +4,9 @@ every interval (Redis down, restarting or frozen), ends nobody's seat or place."
 from __future__ import annotations
 
 import pytest
+from building import engine
 
-from webapp.domain.rooms import TicketGone, WaitingRooms
+from webapp.domain.rooms import TicketGone
 
 EVERY = 1.0  # the sweep's interval
 
@@ -13,7 +14,7 @@ EVERY = 1.0  # the sweep's interval
 @pytest.fixture
 def rooms(r, keys, clock):
     """The engine as the app runs it: a sweep settles every room every second."""
-    return WaitingRooms(r, keys, clock=clock, sweep_every=EVERY)
+    return engine(r, keys, clock, sweep_every=EVERY)
 
 
 def sweep_for(rooms, clock, seconds):
@@ -73,7 +74,7 @@ def test_quiet_time_counts_as_usual_while_the_sweep_runs(rooms, clock):
 
 def test_without_a_sweep_every_gap_counts(r, keys, clock):
     """With no sweep (sweep_every None) quiet cannot be told from an outage: time counts."""
-    rooms = WaitingRooms(r, keys, clock=clock)
+    rooms = engine(r, keys, clock)
     _member, waiter = full_hall(rooms)
     clock.advance(60)
     with pytest.raises(TicketGone):

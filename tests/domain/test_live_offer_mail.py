@@ -6,12 +6,11 @@ from __future__ import annotations
 from email.header import decode_header, make_header
 
 import pytest
+from building import mailer_of
 from recording import smtp_server
 
 from webapp.domain.claims import ClaimRefused, verify_claim
-from webapp.domain.rooms import WaitingRooms
 from webapp.i18n import compile_catalogues, translations_dir
-from webapp.mailer import Mailer, MailSettings
 
 ROOM = "lobby"
 SECRET = "live mail secret"
@@ -23,17 +22,16 @@ def smtp():
         yield started
 
 
-def test_an_offered_seat_is_mailed_once_with_a_link_until_its_deadline(r, keys, clock, smtp):
+def test_an_offered_seat_is_mailed_once_with_a_link_until_its_deadline(rooms, clock, smtp):
+    """The offer's notice goes once, in German, with a claim link that expires with it."""
     handler, port = smtp
     compile_catalogues(translations_dir())  # as the worker does when it starts
-    rooms = WaitingRooms(r, keys, clock=clock)
     rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 60, "session_seconds": 300})
     first = rooms.join(ROOM, name="First")
     waiter = rooms.join(ROOM, name="Ada", email="ada@example.org", lang="de")
     rooms.leave(ROOM, first.token)
     rooms.check_in(ROOM, waiter.token)
-    settings = MailSettings(secret=SECRET, public_url="https://w.example", smtp_port=port)
-    mailer = Mailer(r, keys, settings, worker="w1")
+    mailer = mailer_of(rooms, port, secret=SECRET)
     while mailer.run_once():
         pass
     assert mailer.run_once() == 0

@@ -6,27 +6,25 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.domain.rooms import WaitingRooms
+from webapp.redis.replies import texts
 
 ROOM = "lobby"
 
 
 @pytest.fixture
-def rooms(db, keys, clock):
-    engine = WaitingRooms(db, keys, clock=clock)
-    engine.configure(ROOM, {"capacity": 1, "dropout_seconds": 30, "session_seconds": 300})
-    return engine
+def client(db):
+    return db
 
 
-def _text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
+@pytest.fixture
+def rooms(rooms):
+    """The engine with the room these tests use."""
+    rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 30, "session_seconds": 300})
+    return rooms
 
 
 def outbox(db, keys):
-    return [
-        {_text(k): _text(v) for k, v in fields.items()}
-        for _, fields in db.xrange(keys.room(ROOM).outbox)
-    ]
+    return [texts(fields) for _, fields in db.xrange(keys.room(ROOM).outbox)]
 
 
 def test_offer_to_a_ticket_with_an_email_writes_one_notice(rooms, db, keys, clock):
@@ -54,13 +52,13 @@ def test_offer_without_an_email_writes_nothing(rooms, db, keys):
     assert not db.exists(keys.room(ROOM).outbox)
 
 
-def test_set_and_remove_the_email_of_a_waiting_ticket(rooms, db, keys):
+def test_set_and_remove_the_email_of_a_waiting_ticket(rooms, db, keys, reports):
     seated = rooms.join(ROOM, name="first")
     waiter = rooms.join(ROOM, name="Cy")
     assert rooms.set_email(ROOM, waiter.token, "cy@example.org", "es")
-    assert rooms.email_of(ROOM, waiter.token) == "cy@example.org"
+    assert reports.email_of(ROOM, waiter.token) == "cy@example.org"
     assert rooms.set_email(ROOM, waiter.token, "")
-    assert rooms.email_of(ROOM, waiter.token) == ""
+    assert reports.email_of(ROOM, waiter.token) == ""
     assert not rooms.set_email(ROOM, seated.token, "x@example.org")  # not waiting
     assert rooms.set_email(ROOM, waiter.token, "cy@example.org", "es")
     rooms.leave(ROOM, seated.token)

@@ -4,23 +4,20 @@ process, and names an outsider makes up never grow it."""
 from __future__ import annotations
 
 import pytest
+from building import engine, lobby_of
+from busy import busy_room, turn_over
 
-from tests.domain.test_stats import busy_room, turn_over
-from webapp.domain.lobby import Lobby
-from webapp.domain.rooms import JoinRefused, RoomNotFound, WaitingRooms
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
+from webapp.domain.rooms import JoinRefused, RoomNotFound
 
 
 def worker(r, keys, clock):
     """Another process: its own engine and a lobby that would cache for an hour."""
-    return Lobby(WaitingRooms(r, keys, clock=clock), refresh=3600.0, monotonic=clock)
+    return lobby_of(engine(r, keys, clock), refresh=3600.0, monotonic=clock)
 
 
-def test_a_settings_change_holds_at_the_next_join_in_another_process(r, keys, rooms, clock):
+def test_a_settings_change_holds_at_the_next_join_in_another_process(
+    r, keys, rooms, clock, reports
+):
     """Another process set max_wait_seconds: this one's next join obeys it, not its cache."""
     seated = busy_room(rooms)
     turn_over(rooms, clock, seated, hold=10, times=30)
@@ -29,7 +26,7 @@ def test_a_settings_change_holds_at_the_next_join_in_another_process(r, keys, ro
     rooms.configure("busy", {"max_wait_seconds": 25})  # an admin, in another process
     with pytest.raises(JoinRefused):
         here.join("busy")
-    assert rooms.summary("busy").waiting == 2
+    assert reports.summary("busy").waiting == 2
 
 
 def test_a_check_in_answers_with_the_new_settings(r, keys, rooms, clock):
@@ -47,7 +44,7 @@ def test_a_check_in_answers_with_the_new_settings(r, keys, rooms, clock):
 def test_two_admins_changing_different_settings_both_land(rooms):
     """Each change writes only its own fields: neither undoes the other."""
     rooms.configure("hall", {"capacity": 3})
-    first = WaitingRooms(rooms.client, rooms.keys, clock=rooms.clock)
+    first = engine(rooms.client, rooms.keys, rooms.clock)
     first.configure("hall", {"grace_seconds": 40})
     rooms.configure("hall", {"status": "paused"})
     settings = rooms.settings("hall")
@@ -65,7 +62,7 @@ def test_made_up_room_names_are_not_cached(r, keys, clock):
 
 def test_the_cache_holds_at_most_its_size(r, keys, rooms, clock):
     """Real rooms beyond the size push out the least recently used."""
-    here = Lobby(rooms, refresh=3600.0, monotonic=clock, size=3)
+    here = lobby_of(rooms, refresh=3600.0, monotonic=clock, size=3)
     for n in range(5):
         rooms.configure(f"room-{n}", {"capacity": 1})
         here.join(f"room-{n}")

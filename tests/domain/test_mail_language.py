@@ -10,11 +10,10 @@ from email.policy import default
 
 import pytest
 from aiosmtpd.controller import Controller
+from building import engine, mailer_of
 from gunicorn_app import free_port
 
-from webapp.domain.rooms import WaitingRooms
 from webapp.domain.waitlist import Waitlists
-from webapp.mailer import Mailer, MailSettings
 
 ROOM = "list"
 
@@ -43,15 +42,14 @@ def inbox():
 
 def send(r, keys, clock, port, langs: list[str]) -> None:
     """One entry per language joins, confirms and is admitted; the mailer sends."""
-    rooms = WaitingRooms(r, keys, clock=clock)
+    rooms = engine(r, keys, clock)
     rooms.configure(ROOM, {"kind": "waitlist", "claim_seconds": 7200})
     waitlists = Waitlists(rooms, secret=b"s")
     for i, lang in enumerate(langs):
         entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org", language=lang)
         waitlists.confirm(ROOM, entry.id)
     rooms.admit(ROOM, len(langs))
-    settings = MailSettings(secret="x", public_url="https://w.example", smtp_port=port)
-    mailer = Mailer(r, keys, settings, worker="w1", clock=clock)
+    mailer = mailer_of(rooms, port, clock=clock, secret="x")
     while mailer.run_once():
         pass
 

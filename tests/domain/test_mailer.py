@@ -4,22 +4,25 @@ real SMTP server on loopback, also across a killed worker and two workers at onc
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import building
 import pytest
 from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 from recording import smtp_server
 
 from webapp.domain.claims import address_tag, verify_claim
-from webapp.domain.rooms import WaitingRooms
+from webapp.domain.mail import MailHealth
 from webapp.domain.waitlist import MailFigures, Waitlists
-from webapp.mailer import GROUP, Mailer, MailSettings
+from webapp.mailer import GROUP
 
 ROOM = "list"
 SECRET = "mailer test secret"
@@ -30,11 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def smtp():
     with smtp_server() as started:
         yield started
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
 
 
 def admit(rooms, n):
@@ -61,8 +59,8 @@ def _str(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
-def settings(port, **extra):
-    return MailSettings(secret=SECRET, public_url="https://w.example", smtp_port=port, **extra)
+def mailer_of(rooms, port, **options):
+    return building.mailer_of(rooms, port, secret=SECRET, **options)
 
 
 def check_links(messages, ids, clock):
@@ -82,7 +80,7 @@ def test_twenty_admissions_send_twenty_messages(r, keys, rooms, clock, smtp):
     """Admitting 20 sends exactly 20 messages, each with a valid link to its entry."""
     handler, port = smtp
     ids = admit(rooms, 20)
-    mailer = Mailer(r, keys, settings(port), worker="w1")
+    mailer = mailer_of(rooms, port)
     while mailer.run_once():
         pass
     assert handler.count() == 20
@@ -98,11 +96,11 @@ def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp
     """An SMTP failure leaves the notice to retry later; it is then sent once."""
     handler, port = smtp
     admit(rooms, 1)
-    broken = Mailer(r, keys, settings(1, backoff=5.0), worker="w1", clock=clock)
+    broken = mailer_of(rooms, 1, clock=clock, backoff=5.0)
     broken.run_once()
     assert [s["st"] for s in records(r, keys)] == ["retry"]
     assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=1, retry=1, failed=0)
-    mailer = Mailer(r, keys, settings(port, backoff=5.0), worker="w1", clock=clock)
+    mailer = mailer_of(rooms, port, clock=clock, backoff=5.0)
     mailer.run_once()
     assert handler.count() == 0  # the backoff has not passed
     clock.advance(6)
@@ -115,7 +113,7 @@ def test_a_refused_send_is_retried_after_its_backoff(r, keys, rooms, clock, smtp
 def test_a_notice_is_failed_after_its_last_try(r, keys, rooms, clock):
     """Past the last try the notice is failed, counted so, and acknowledged."""
     admit(rooms, 1)
-    broken = Mailer(r, keys, settings(1, backoff=1.0, attempts=2), worker="w1", clock=clock)
+    broken = mailer_of(rooms, 1, clock=clock, backoff=1.0, attempts=2)
     broken.run_once()
     clock.advance(2)
     broken.run_once()
@@ -128,7 +126,7 @@ def test_two_workers_at_once_send_each_notice_once(r, keys, rooms, clock, smtp):
     """Two workers sharing the outbox still send exactly 20."""
     handler, port = smtp
     ids = admit(rooms, 20)
-    workers = [Mailer(r, keys, settings(port), worker=f"w{i}") for i in range(2)]
+    workers = [mailer_of(rooms, port, worker=f"w{i}") for i in range(2)]
     stop = threading.Event()
     threads = [threading.Thread(target=w.run, args=(stop,)) for w in workers]
     for t in threads:
@@ -218,7 +216,7 @@ def test_each_kind_of_notice_is_sent_with_its_links(r, keys, rooms, clock, smtp)
     rooms.admit(ROOM, 1)
     clock.advance(3600)
     assert waitlists.sweep_turn(ROOM).lapsed == 1
-    mailer = Mailer(r, keys, settings(port), worker="w1", clock=clock)
+    mailer = mailer_of(rooms, port, clock=clock)
     while mailer.run_once():
         pass
     assert mailer.run_once() == 0
@@ -255,9 +253,53 @@ def test_a_second_confirmation_is_a_notice_of_its_own(r, keys, rooms, clock, smt
     waitlists.join(ROOM, "Ann", "ann@example.org")
     clock.advance(3600)
     waitlists.join(ROOM, "Ann", "ann@example.org")
-    mailer = Mailer(r, keys, settings(port), worker="w1", clock=clock)
+    mailer = mailer_of(rooms, port, clock=clock)
     while mailer.run_once():
         pass
     assert handler.count() == 2
     assert len({m["Message-ID"] for m in handler.messages}) == 2
     assert {m["Subject"] for m in handler.messages} == {f"Confirm your email for {ROOM}"}
+
+
+def test_the_mailer_says_once_when_mail_cannot_be_sent(rooms, clock, smtp, caplog):
+    """No SMTP server at the address: one plain warning, recorded for the pages and the
+    panel (with a TTL); when one answers, one line says mail goes out again."""
+    _, port = smtp
+    health = MailHealth(rooms.client, rooms.keys)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = free.getsockname()[1]
+    broken = mailer_of(rooms, closed, clock=clock)
+    with caplog.at_level(logging.INFO, logger="webapp.mailer"):
+        for _ in range(3):
+            assert not broken.check_smtp().ok
+    said = [r.getMessage() for r in caplog.records if "Mail cannot be sent" in r.getMessage()]
+    assert len(said) == 1 and f"127.0.0.1:{closed}" in said[0]
+    found = health.read()
+    assert found is not None and not found.ok and found.server == f"127.0.0.1:{closed}"
+    assert 0 < rooms.client.pttl(rooms.keys.mail_health) <= 90_000
+    broken.settings = broken.settings.changed(smtp_port=port)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="webapp.mailer"):
+        assert broken.check_smtp().ok and broken.check_smtp().ok
+    assert [r.getMessage() for r in caplog.records] == [
+        f"sending mail through the SMTP server at 127.0.0.1:{port}"
+    ]
+    assert health.sendable()
+
+
+def test_while_no_smtp_server_answers_the_outbox_waits(rooms, clock):
+    """A round while the server is down sends nothing and spends no tries: the notices
+    wait in the outbox, unsent, until it answers."""
+    admit(rooms, 2)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = free.getsockname()[1]
+    mailer = mailer_of(rooms, closed, clock=clock, poll=0.01)
+    stop = threading.Event()
+    worker = threading.Thread(target=mailer.run, args=(stop,))
+    worker.start()
+    time.sleep(0.3)
+    stop.set()
+    worker.join(5)
+    assert Waitlists(rooms).mail_figures(ROOM) == MailFigures(sent=0, unsent=2, retry=0, failed=0)

@@ -6,17 +6,21 @@ from __future__ import annotations
 import pytest
 
 from webapp.domain.moves import LIFETIME, MoveRefused, Moves
-from webapp.domain.rooms import WaitingRooms
 from webapp.redis.scripts import Scripts
 
 ROOM = "hall"
 
 
 @pytest.fixture
-def rooms(db, keys, clock):
-    engine = WaitingRooms(db, keys, clock=clock)
-    engine.configure(ROOM, {"capacity": 1})
-    return engine
+def client(db):
+    return db
+
+
+@pytest.fixture
+def rooms(rooms):
+    """The engine with the room these tests use."""
+    rooms.configure(ROOM, {"capacity": 1})
+    return rooms
 
 
 @pytest.fixture
@@ -66,11 +70,11 @@ def test_a_link_signed_with_another_secret_is_refused(db, keys, clock, rooms, mo
         moves.take(other.offer(ROOM, ticket.token, "a"))
 
 
-def test_rename_changes_a_live_ticket_only(rooms):
+def test_rename_changes_a_live_ticket_only(rooms, reports):
     """A new name reaches the participants; an ended ticket keeps its name."""
     seated = rooms.join(ROOM, identity="visitor:a", name="Ann")
     assert rooms.rename(ROOM, seated.token, "Annie")
-    assert [p.name for p in rooms.participants(ROOM)] == ["Annie"]
+    assert [p.name for p in reports.participants(ROOM)] == ["Annie"]
     rooms.leave(ROOM, seated.token)
     assert not rooms.rename(ROOM, seated.token, "Anna")
     assert not rooms.rename(ROOM, "no-such-ticket", "Anna")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.domain.rooms import WaitingRooms
-
 ROOM = "ttls"
 LONG = {"dropout_seconds": 3600, "grace_seconds": 10, "session_seconds": 7200}
 IDLE_TTL = 172800  # room_lib.lua
@@ -14,10 +12,10 @@ RENEW_EVERY = 3600  # room_lib.lua
 
 
 @pytest.fixture
-def rooms(r, keys, clock):
-    engine = WaitingRooms(r, keys, clock=clock)
-    engine.configure(ROOM, {"capacity": 1, **LONG})
-    return engine
+def rooms(rooms):
+    """The engine with the room these tests use."""
+    rooms.configure(ROOM, {"capacity": 1, **LONG})
+    return rooms
 
 
 def assert_every_key_has_a_ttl(r, keys):

@@ -5,6 +5,7 @@ Every test runs against a single Redis and against a Redis Cluster (the `db` fix
 from __future__ import annotations
 
 import pytest
+from building import engine
 
 from webapp.domain.rooms import (
     InvalidInput,
@@ -14,20 +15,24 @@ from webapp.domain.rooms import (
     RoomNotFound,
     TicketGone,
     TicketNotFound,
-    WaitingRooms,
 )
 
 ROOM = "lobby"
 
 
 @pytest.fixture
-def rooms(db, keys, clock):
-    engine = WaitingRooms(db, keys, clock=clock)
-    engine.configure(
+def client(db):
+    return db
+
+
+@pytest.fixture
+def rooms(rooms):
+    """The engine with the room these tests use."""
+    rooms.configure(
         ROOM,
         {"capacity": 2, "dropout_seconds": 30, "grace_seconds": 10, "session_seconds": 300},
     )
-    return engine
+    return rooms
 
 
 def fill(rooms, n, room=ROOM):
@@ -106,7 +111,7 @@ def test_sweep_clears_dropouts_nobody_polls(rooms, clock, db, keys):
 
 def test_upkeep_per_call_is_bounded(db, keys, clock):
     """One request clears at most a batch of dropouts; the sweep finishes the rest."""
-    rooms = WaitingRooms(db, keys, clock=clock, batch=5)
+    rooms = engine(db, keys, clock, batch=5)
     rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 30})
     fill(rooms, 21)
     clock.advance(31)
@@ -118,7 +123,7 @@ def test_upkeep_per_call_is_bounded(db, keys, clock):
 
 def test_overdue_ticket_cannot_renew_itself(db, keys, clock):
     """A ticket past its deadline ends on its own check-in, even if upkeep missed it."""
-    rooms = WaitingRooms(db, keys, clock=clock, batch=1)
+    rooms = engine(db, keys, clock, batch=1)
     rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 30})
     tickets = fill(rooms, 5)
     clock.advance(31)
@@ -361,19 +366,19 @@ def test_delete_removes_every_key(rooms, db, keys):
     assert not rooms.delete(ROOM)
 
 
-def test_participants_in_seating_order(rooms, clock):
+def test_participants_in_seating_order(rooms, clock, reports):
     """The participant list names who holds a seat, in the order they got it."""
     rooms.join(ROOM, name="Ada")
     clock.advance(1)
     rooms.join(ROOM, name="Bo")
     rooms.join(ROOM, name="Cy")
-    assert [p.name for p in rooms.participants(ROOM)] == ["Ada", "Bo"]
+    assert [p.name for p in reports.participants(ROOM)] == ["Ada", "Bo"]
 
 
-def test_summaries(rooms):
+def test_summaries(rooms, reports):
     """The room list gives seats taken, people waiting and status."""
     fill(rooms, 3)
-    (summary,) = rooms.summaries()
+    (summary,) = reports.summaries()
     assert summary._asdict() == {
         "name": ROOM, "capacity": 2, "active": 2, "waiting": 1, "status": "open",
         "notice": "",
@@ -389,13 +394,13 @@ def test_sequence_not_last_score(rooms, db, keys):
     assert db.zscore(line, e.token) > db.zscore(line, c.token) + 1
 
 
-def test_ticket_state_is_a_read_only_look(rooms, clock):
+def test_ticket_state_is_a_read_only_look(rooms, clock, reports):
     """Looking at a ticket's state does not check it in."""
     a, _, c = fill(rooms, 3)
-    assert rooms.ticket_state(ROOM, a.token) == "admitted"
-    assert rooms.ticket_state(ROOM, c.token) == "waiting"
-    assert rooms.ticket_state(ROOM, "nope") is None
+    assert reports.ticket_state(ROOM, a.token) == "admitted"
+    assert reports.ticket_state(ROOM, c.token) == "waiting"
+    assert reports.ticket_state(ROOM, "nope") is None
     clock.advance(31)
-    rooms.ticket_state(ROOM, c.token)
+    reports.ticket_state(ROOM, c.token)
     with pytest.raises(TicketGone):
         rooms.check_in(ROOM, c.token)

@@ -7,9 +7,9 @@ import multiprocessing
 
 import pytest
 import redis
+from building import engine
 
 from webapp.domain.rooms import WaitingRooms
-from webapp.redis.keys import Keys
 
 ROOM = "rush"
 PROCESSES = 8
@@ -18,7 +18,7 @@ CAPACITY = 25
 
 
 def _engine(url: str) -> WaitingRooms:
-    return WaitingRooms(redis.Redis.from_url(url, decode_responses=True), Keys("wrtest"))
+    return engine(redis.Redis.from_url(url, decode_responses=True))
 
 
 def _join_many(args: tuple[str, int, multiprocessing.synchronize.Barrier]) -> list[tuple]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import hypothesis.strategies as st
 import pytest
 import redis
+from building import engine
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import (
     Bundle,
@@ -30,7 +31,6 @@ from webapp.domain.rooms import (
     Ticket,
     TicketGone,
     TicketNotFound,
-    WaitingRooms,
 )
 from webapp.redis.keys import Keys
 
@@ -195,7 +195,7 @@ class RoomMachine(RuleBasedStateMachine):
         self.client = redis.Redis.from_url(self.redis_url, decode_responses=True)
         self.client.flushall()
         self.now = 1_700_000_000.0
-        self.engine = WaitingRooms(self.client, Keys("model"), clock=lambda: self.now)
+        self.engine = engine(self.client, Keys("model"), lambda: self.now)
         self.engine.configure(
             ROOM,
             {"capacity": capacity, "dropout_seconds": dropout, "grace_seconds": grace,

@@ -3,44 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from building import engine, lobby_of
+from busy import busy_room, turn_over
+from busy import measured as rates
 
-from webapp.domain import estimate
-from webapp.domain.lobby import Lobby
-from webapp.domain.rooms import JoinRefused, WaitingRooms
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def lobby(rooms, clock):
-    return Lobby(rooms, refresh=0.0, monotonic=clock)
-
-
-def busy_room(rooms, capacity=1, **settings):
-    """A room whose seats are full and whose line is never empty."""
-    rooms.configure("busy", {"capacity": capacity, "dropout_seconds": 3600, **settings})
-    seated = [rooms.join("busy").token for _ in range(capacity)]
-    rooms.join("busy")
-    return seated
-
-
-def turn_over(rooms, clock, seated, hold, times):
-    """Each time: a newcomer joins the line, `hold` seconds pass, the longest seated leaves."""
-    for _ in range(times):
-        rooms.join("busy")
-        clock.advance(hold)
-        rooms.leave("busy", seated.pop(0))
-        head = rooms.participants("busy")[-1]
-        seated.append(rooms.check_in("busy", head.token).token)
-
-
-def rates(rooms, clock, capacity=1):
-    found = estimate.rates(rooms.stats("busy"), clock.now, capacity)
-    assert found is not None
-    return found
+from webapp.domain import estimate, pace
+from webapp.domain.reports import Reports
+from webapp.domain.rooms import JoinRefused
 
 
 def test_release_rate_follows_a_change_of_pace(rooms, clock):
@@ -52,25 +21,25 @@ def test_release_rate_follows_a_change_of_pace(rooms, clock):
     assert 36 < 1 / rates(rooms, clock).service <= 40
 
 
-def test_release_statistics_are_also_kept_over_hours(rooms, clock):
+def test_release_statistics_are_also_kept_over_hours(rooms, clock, reports):
     """The long copies forget with TAU_LONG: after a change they still hold the old pace;
     the short ones forget with TAU_SHORT: they hold the new pace alone."""
     seated = busy_room(rooms)
     turn_over(rooms, clock, seated, hold=10, times=60)
     turn_over(rooms, clock, seated, hold=40, times=45)
     now = clock.now
-    recent = estimate.moments(rooms.stats("busy"), "hold", now)
-    longer = estimate.moments(rooms.stats("busy"), "hold.long", now, estimate.TAU_LONG)
+    recent = pace.moments(reports.stats("busy"), "hold", now)
+    longer = pace.moments(reports.stats("busy"), "hold.long", now, pace.TAU_LONG)
     assert longer.weight > 3 * recent.weight
     assert recent.mean > 35 and 15 < longer.mean < 30
-    short = estimate.moments(rooms.stats("busy"), "hold.short", now, estimate.TAU_SHORT)
+    short = pace.moments(reports.stats("busy"), "hold.short", now, pace.TAU_SHORT)
     assert short.mean == pytest.approx(40, rel=0.01)
     for event in ("occupied", "busy"):
-        assert f"{event}.long:n" in rooms.stats("busy")
-        assert f"{event}.short:n" in rooms.stats("busy")
+        assert f"{event}.long:n" in reports.stats("busy")
+        assert f"{event}.short:n" in reports.stats("busy")
 
 
-def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock):
+def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock, reports):
     """Seats that free with an empty line measure holds, not the rate the line moves at."""
     rooms.configure("quiet", {"capacity": 2})
     for _ in range(6):
@@ -78,13 +47,13 @@ def test_releases_while_nobody_waits_are_no_busy_gaps(rooms, clock):
         clock.advance(30)
         rooms.leave("quiet", ticket.token)
         clock.advance(100)
-    stats = rooms.stats("quiet")
+    stats = reports.stats("quiet")
     assert "busy:n" not in stats
     assert stats["hold:n"] > 3
     assert stats["hold:s"] / stats["hold:n"] == pytest.approx(30)
 
 
-def test_dropouts_lower_the_chance_to_stay(rooms, clock):
+def test_dropouts_lower_the_chance_to_stay(rooms, clock, reports):
     """People who stop checking in drop out, and the estimate expects fewer ahead to stay."""
     rooms.configure("busy", {"capacity": 1, "dropout_seconds": 20})
     seated = rooms.join("busy").token
@@ -97,31 +66,31 @@ def test_dropouts_lower_the_chance_to_stay(rooms, clock):
         seated = rooms.check_in("busy", line[0]).token
     found = rates(rooms, clock)
     assert 0.3 < found.stay < 0.8
-    assert rooms.stats("busy")["abandon:n"] > 5
+    assert reports.stats("busy")["abandon:n"] > 5
 
 
 def test_statistics_outlive_the_engine_object(rooms, r, keys, clock):
     """The statistics are in Redis: a new process sees the same rates."""
     seated = busy_room(rooms)
     turn_over(rooms, clock, seated, hold=10, times=12)
-    again = WaitingRooms(r, keys, clock=clock)
-    assert estimate.rates(again.stats("busy"), clock.now, 1) == rates(rooms, clock)
+    again = Reports(engine(r, keys, clock))
+    assert pace.rates(again.stats("busy"), clock.now, 1) == rates(rooms, clock)
 
 
-def test_max_wait_refuses_joins_whose_estimated_wait_is_too_long(rooms, lobby, clock):
+def test_max_wait_refuses_joins_whose_estimated_wait_is_too_long(rooms, lobby, clock, reports):
     """With a seat freeing every 10 s and max_wait 25 s, the third in line is refused."""
     seated = busy_room(rooms)
     turn_over(rooms, clock, seated, hold=10, times=30)
     rooms.configure("busy", {"max_wait_seconds": 25})
-    assert rooms.summary("busy").waiting == 1
+    assert reports.summary("busy").waiting == 1
     assert lobby.join("busy").ticket.position == 2
     with pytest.raises(JoinRefused) as refused:
         lobby.join("busy")
-    assert rooms.summary("busy").waiting == 2
+    assert reports.summary("busy").waiting == 2
     assert refused.value.retry_after == 10  # one must leave the line: one release
 
 
-def test_retry_after_is_the_time_for_the_line_to_shorten(rooms, lobby, clock):
+def test_retry_after_is_the_time_for_the_line_to_shorten(rooms, lobby, clock, reports):
     """A refused joiner is told to come back when enough of the line has gone in."""
     seated = busy_room(rooms, max_line_length=4)
     turn_over(rooms, clock, seated, hold=10, times=30)
@@ -129,7 +98,7 @@ def test_retry_after_is_the_time_for_the_line_to_shorten(rooms, lobby, clock):
         lobby.join("busy")
     with pytest.raises(JoinRefused) as full:
         lobby.join("busy")
-    assert rooms.summary("busy").waiting == 4
+    assert reports.summary("busy").waiting == 4
     assert full.value.retry_after == 10
     rooms.configure("busy", {"max_line_length": 2})
     lobby.forget("busy")
@@ -157,7 +126,7 @@ def test_shown_figure_is_smoothed_by_whichever_process_answers(rooms, lobby, clo
     assert first.shown is not None
     carried = first.shown._replace(wait=first.shown.wait * 3).dumps()
     clock.advance(5)
-    other = Lobby(rooms, refresh=0.0, monotonic=clock)
+    other = lobby_of(rooms, refresh=0.0, monotonic=clock)
     later = other.check_in("busy", first.ticket.token, shown=carried)
     assert later.raw is not None and later.estimate is not None
     previous = estimate.Shown.loads(carried)
@@ -167,7 +136,7 @@ def test_shown_figure_is_smoothed_by_whichever_process_answers(rooms, lobby, clo
     assert later.raw.wait < later.estimate.wait < previous.wait
 
 
-def test_ahead_counts_who_was_let_in_first(rooms, clock):
+def test_ahead_counts_who_was_let_in_first(rooms, clock, reports):
     """Of the people ahead of a joiner, the statistic counts those admitted before it."""
     rooms.configure("busy", {"capacity": 1, "dropout_seconds": 20})
     a = rooms.join("busy")
@@ -180,12 +149,14 @@ def test_ahead_counts_who_was_let_in_first(rooms, clock):
     assert rooms.check_in("busy", c.token).state == "admitted"  # 1 ahead, 0 let in first
     rooms.leave("busy", c.token)
     assert rooms.check_in("busy", d.token).state == "admitted"  # 2 ahead, 1 let in first
-    stats = rooms.stats("busy")
+    stats = reports.stats("busy")
     assert stats["ahead:n"] == pytest.approx(3.0)
     assert stats["ahead:s"] == pytest.approx(1.0)
 
 
-def test_each_event_is_one_field_and_the_four_it_was_kept_in_before_go(rooms, r, keys, clock):
+def test_each_event_is_one_field_and_the_four_it_was_kept_in_before_go(
+    rooms, r, keys, clock, reports
+):
     """An event's figures are one field "n s q t" in Redis (read back as <event>:n|s|q|t);
     a room that still holds an event's four old fields loses them at its next record."""
     rooms.configure("busy", {"capacity": 1})
@@ -199,6 +170,6 @@ def test_each_event_is_one_field_and_the_four_it_was_kept_in_before_go(rooms, r,
     assert "hold:n" not in fields and "hold:t" not in fields and "hold.x:n" in fields
     n, s, q, t = (float(x) for x in fields["hold"].split())
     assert (n, s, q) == (1.0, 10.0, 100.0) and t == pytest.approx(clock.now)
-    stats = rooms.stats("busy")
+    stats = reports.stats("busy")
     assert (stats["hold:n"], stats["hold:s"], stats["hold:t"]) == (1.0, 10.0, t)
     assert stats["hold.long:s"] == stats["hold.short:s"] == 10.0

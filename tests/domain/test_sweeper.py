@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from building import engine, visits_of
 from recording import RecordingPublisher
 
-from webapp.domain.rooms import WaitingRooms
+from webapp.domain.chat import room_chat_id
+from webapp.domain.rooms import public_id
 from webapp.domain.sweeper import Sweeper
-from webapp.domain.visits import Visits
 
 
-def test_sweep_drops_waiters_nobody_polls(r, keys, clock):
+def test_sweep_drops_waiters_nobody_polls(r, keys, clock, rooms, visits):
     """A sweep ends overdue waiters and admits the next in every room."""
-    rooms = WaitingRooms(r, keys, clock=clock)
     for name in ("one", "two"):
         rooms.configure(name, {"capacity": 1, "dropout_seconds": 10})
         seated = rooms.join(name)
@@ -19,21 +19,20 @@ def test_sweep_drops_waiters_nobody_polls(r, keys, clock):
             rooms.join(name)
         rooms.leave(name, seated.token)
     clock.advance(11)
-    assert Sweeper(rooms, interval=5).sweep_once() > 0
+    assert Sweeper(visits, interval=5).sweep_once() > 0
     for name in ("one", "two"):
         assert r.zcard(keys.room(name).line) == 0
         assert r.zcard(keys.room(name).seats) == 0
 
 
-def test_one_sweeper_per_interval(r, keys, clock):
+def test_one_sweeper_per_interval(r, keys, clock, rooms, visits):
     """Of several processes' sweepers, only one sweeps in each interval."""
-    rooms = WaitingRooms(r, keys, clock=clock)
     rooms.configure("one", {"capacity": 1, "dropout_seconds": 10})
     rooms.join("one")
     for _ in range(4):
         rooms.join("one")
     clock.advance(11)
-    first, second = Sweeper(rooms, interval=30), Sweeper(rooms, interval=30)
+    first, second = Sweeper(visits, interval=30), Sweeper(visits, interval=30)
     assert first.sweep_once() == 4
     assert r.pttl(keys.sweep_lock) > 0
     for _ in range(2):
@@ -48,12 +47,12 @@ def test_sweeper_thread_runs_by_itself(r, keys):
     """The sweeper thread sweeps on its own every interval (real time, Redis TIME)."""
     import time
 
-    rooms = WaitingRooms(r, keys)
+    rooms = engine(r, keys)
     rooms.configure("one", {"capacity": 1, "dropout_seconds": 5})
     rooms.join("one")
     rooms.join("one")
     r.zadd(keys.room("one").checkin, {r.zrange(keys.room("one").line, 0, 0)[0]: 0}, xx=True)
-    sweeper = Sweeper(rooms, interval=0.05)
+    sweeper = Sweeper(visits_of(rooms, RecordingPublisher()), interval=0.05)
     sweeper.start()
     try:
         deadline = time.monotonic() + 5
@@ -64,18 +63,13 @@ def test_sweeper_thread_runs_by_itself(r, keys):
     assert r.zcard(keys.room("one").line) == 0
 
 
-def test_sweep_takes_the_seatless_out_of_the_chat(r, keys, clock):
+def test_sweep_takes_the_seatless_out_of_the_chat(rooms, chats, visits, told, clock):
     """Whoever no longer holds a seat leaves the room's chat, so cleanup goes on."""
-    from webapp.domain.chat import Chats, room_chat_id
-    from webapp.domain.rooms import public_id
-
-    rooms, chats = WaitingRooms(r, keys, clock=clock), Chats(r, keys)
     rooms.configure("one", {"capacity": 2, "session_seconds": 60})
     stays, goes = rooms.join("one"), rooms.join("one")
     for ticket in (stays, goes):
         chats.join(room_chat_id("one"), public_id(ticket.token), clock.now)
     rooms.leave("one", goes.token)
-    told = RecordingPublisher()
-    Sweeper(rooms, interval=5, visits=Visits(rooms, chats, told)).sweep_once()
+    Sweeper(visits, interval=5).sweep_once()
     assert set(chats.members(room_chat_id("one"))) == {public_id(stays.token)}
     assert told.changed_rooms == ["one"]  # the room's open pages hear of it

@@ -4,21 +4,9 @@ measured (docs/estimates.md, "Before anything is measured")."""
 from __future__ import annotations
 
 import pytest
+from busy import busy_room, turn_over
 
-from tests.domain.test_stats import busy_room, turn_over
-from webapp.domain import estimate
-from webapp.domain.lobby import Lobby
-from webapp.domain.rooms import WaitingRooms
-
-
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def lobby(rooms, clock):
-    return Lobby(rooms, refresh=0.0, monotonic=clock)
+from webapp.domain import pace
 
 
 def test_first_in_line_sees_a_wait_from_the_typical_stay(rooms, lobby):
@@ -62,27 +50,27 @@ def test_paused_room_has_no_basis(rooms, lobby):
     assert waiting.basis is None
 
 
-def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock):
+def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock, reports):
     """Measured holds of 10 s against a typical stay of 900 s: once five are measured,
     the pace is the measured one alone (a default far off biases nothing), and the basis
     says so."""
     seated = busy_room(rooms, typical_stay_seconds=900)
     turn_over(rooms, clock, seated, hold=10, times=60)
-    standing = lobby.check_in("busy", rooms.participants("busy")[-1].token)
+    standing = lobby.check_in("busy", reports.participants("busy")[-1].token)
     assert standing.ticket.seated
     rates = lobby.rates("busy", clock.now)
     assert rates is not None and rates.basis == "measured"
-    measured = estimate.rates(rooms.stats("busy"), clock.now, 1)
+    measured = pace.rates(reports.stats("busy"), clock.now, 1)
     assert measured is not None
     assert rates.service == pytest.approx(measured.service)
 
 
 def test_the_typical_stay_counts_only_before_five_holds():
     """Right at MIN_HOLDS the measured pace is the pace, whatever the typical stay."""
-    now, n, hold = 1000.0, estimate.MIN_HOLDS, 10.0
+    now, n, hold = 1000.0, pace.MIN_HOLDS, 10.0
     stats = {"hold:n": n, "hold:s": n * hold, "hold:q": n * hold * hold, "hold:t": now}
-    alone = estimate.rates(stats, now, 1)
-    with_typical = estimate.rates(stats, now, 1, typical=30.0)
+    alone = pace.rates(stats, now, 1)
+    with_typical = pace.rates(stats, now, 1, typical=30.0)
     assert alone is not None and with_typical is not None
     assert 1 / alone.service == pytest.approx(hold)
     assert with_typical == alone

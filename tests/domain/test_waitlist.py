@@ -8,72 +8,46 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-import multiprocessing
 from collections import Counter
 from dataclasses import dataclass, field
 
 import hypothesis.strategies as st
 import pytest
+from building import engine, sign_up
 from hypothesis import HealthCheck, given, settings
+from race import admit_at_once
 
-from webapp.domain.reports import Reports
+from webapp.domain.draw import (
+    DRAWN,
+    MAX_POINTS,
+    TWO32,
+    commitment_of,
+    draw_rank,
+    priority_score,
+    verify_draw,
+)
+from webapp.domain.emails import EmailRefused, normalise_email
 from webapp.domain.rooms import (
     DrawPending,
     JoinRefused,
     NotWaiting,
     RoomClosed,
     SettingsConflict,
-    WaitingRooms,
 )
 from webapp.domain.settings import BY_NAME
 from webapp.domain.waitlist import (
-    DRAWN,
-    MAX_POINTS,
-    TWO32,
-    EmailRefused,
     EntryNotFound,
     NotALottery,
     NotAWaitlist,
     NotHeld,
     Waitlists,
-    commitment_of,
-    draw_rank,
-    normalise_email,
-    priority_score,
-    verify_draw,
 )
 
 ROOM = "list"
 
 
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def waitlists(rooms):
-    return Waitlists(rooms, secret=b"test secret")
-
-
-@pytest.fixture
-def reports(rooms):
-    return Reports(rooms)
-
-
 def make_waitlist(rooms, room=ROOM, **settings):
     rooms.configure(room, {"kind": "waitlist", **settings})
-
-
-def sign_up(waitlists, n, room=ROOM, confirm=True, start=0, **extra):
-    """``n`` entries (p<start>..), confirmed unless told otherwise; their ids in order."""
-    ids = []
-    for i in range(start, start + n):
-        entry = waitlists.join(room, f"P{i}", f"p{i}@example.org", **extra)
-        if confirm:
-            waitlists.confirm(room, entry.id)
-        ids.append(entry.id)
-    return ids
 
 
 def line(r, keys, room=ROOM):
@@ -218,17 +192,6 @@ def test_batch_admission_is_idempotent_and_writes_the_outbox_once(rooms, waitlis
     assert admissions(waitlists, after=outbox[-1].id) == []
 
 
-def _admit_from_a_process(url, prefix, now, results, request_id):
-    import redis as redis_py
-
-    from webapp.domain.rooms import WaitingRooms
-    from webapp.redis.keys import Keys
-
-    client = redis_py.Redis.from_url(url, decode_responses=True)
-    engine = WaitingRooms(client, Keys(prefix), clock=lambda: now)
-    results.put(engine.admit(ROOM, 50, request_id=request_id, who=request_id))
-
-
 def test_two_processes_admitting_at_once_admit_each_entry_once(
     rooms, waitlists, reports, redis_url, keys, clock
 ):
@@ -236,19 +199,7 @@ def test_two_processes_admitting_at_once_admit_each_entry_once(
     messages, 80 audited admissions."""
     make_waitlist(rooms)
     everyone = set(sign_up(waitlists, 80))
-    results: multiprocessing.Queue = multiprocessing.Queue()
-    procs = [
-        multiprocessing.Process(
-            target=_admit_from_a_process,
-            args=(redis_url, keys.prefix, clock.now, results, f"admin-{i}"),
-        )
-        for i in range(2)
-    ]
-    for proc in procs:
-        proc.start()
-    admitted = [results.get(timeout=30) for _ in procs]
-    for proc in procs:
-        proc.join(timeout=30)
+    admitted = admit_at_once(redis_url, keys.prefix, ROOM, 50, now=clock.now)
     tokens = [t for a in admitted for t in a.tokens]
     assert len(tokens) == 80 and set(tokens) == everyone
     outbox = admissions(waitlists, count=1000)
@@ -911,7 +862,7 @@ def test_the_order_matches_a_plain_python_model(
     line, points, holds and admissions are the model's."""
     r.flushall()
     now = [1_700_000_000.0]
-    rooms = WaitingRooms(r, keys, clock=lambda: now[0])
+    rooms = engine(r, keys, lambda: now[0])
     waitlists = Waitlists(rooms)
     rooms.configure(
         ROOM,

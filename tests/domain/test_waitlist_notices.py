@@ -5,39 +5,18 @@ the "nearly in" notice, once per entry; all with time controlled."""
 from __future__ import annotations
 
 import pytest
+from building import sign_up
 
 from webapp.domain.claims import Claim, Claims
-from webapp.domain.reports import Reports
-from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import SweepResult, Waitlists
+from webapp.domain.waitlist import SweepResult
 
 ROOM = "list"
 HOUR = 3600
 
 
 @pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def waitlists(rooms):
-    return Waitlists(rooms, secret=b"test secret")
-
-
-@pytest.fixture
 def claims(rooms):
     return Claims(rooms.client, rooms.keys, rooms.scripts)
-
-
-def sign_up(waitlists, n, start=0, confirm=True, **extra):
-    ids = []
-    for i in range(start, start + n):
-        entry = waitlists.join(ROOM, f"P{i}", f"p{i}@example.org", **extra)
-        if confirm:
-            waitlists.confirm(ROOM, entry.id)
-        ids.append(entry.id)
-    return ids
 
 
 def notices(waitlists, kind):
@@ -69,7 +48,7 @@ def test_a_new_entry_gets_one_confirmation_notice_in_its_language(rooms, waitlis
 
 
 def test_an_unclaimed_admission_lapses_and_the_next_is_admitted(
-    rooms, waitlists, claims, clock, r, keys
+    rooms, waitlists, claims, clock, r, keys, reports
 ):
     """Past claim_seconds the sweep lapses the entry (told: lapsed), admits the next
     confirmed entry in its place (offered: admitted, with its own deadline), and the
@@ -92,7 +71,7 @@ def test_an_unclaimed_admission_lapses_and_the_next_is_admitted(
     assert notices(waitlists, "lapsed") == ids[:1]
     assert notices(waitlists, "admitted") == ids[:2]
     assert waitlists.figures(ROOM).admitted == 1
-    audit = [(e.kind, e.detail) for e in Reports(rooms).audit(ROOM, 100, ["lapse", "admit"])]
+    audit = [(e.kind, e.detail) for e in reports.audit(ROOM, 100, ["lapse", "admit"])]
     assert ("lapse", "not claimed in time") in audit
     assert any(kind == "admit" and detail.startswith("in place of ") for kind, detail in audit)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gunicorn_app import ARTIFACTS, Server, run_gunicorn
+from gunicorn_app import ARTIFACTS, Server, e2e_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -30,17 +30,14 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="module")
 def server(redis_url: str) -> Iterator[Server]:
     """The app under gunicorn with short beats and sweeps, so the scenarios run fast."""
-    env = {
-        "REDIS_URL": redis_url,
-        "WEBAPP_REDIS_PREFIX": f"e2e{secrets.token_hex(3)}",
-        "WEBAPP_SECRET_KEY": "e2e-secret",
-        "WEBAPP_SWEEP_INTERVAL": "0.25",
-        "WEBAPP_WS_BEAT_SECONDS": "1",
-        "WEBAPP_WS_REFRESH_SECONDS": "2",
-        "WEB_CONCURRENCY": "2",
-        "WEB_THREADS": "16",
-    }
-    with run_gunicorn(env, log_name="e2e-gunicorn.log") as started:
+    with e2e_server(
+        redis_url,
+        "e2e-gunicorn.log",
+        WEBAPP_SWEEP_INTERVAL="0.25",
+        WEBAPP_WS_BEAT_SECONDS="1",
+        WEBAPP_WS_REFRESH_SECONDS="2",
+        WEB_THREADS="16",
+    ) as started:
         yield started
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import visiting
-from gunicorn_app import ARTIFACTS, Server, run_gunicorn
+from gunicorn_app import ARTIFACTS, Server, e2e_server
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -24,16 +24,13 @@ SERIOUS = ("serious", "critical")
 
 @pytest.fixture(scope="module")
 def panel_server(redis_url: str) -> Iterator[Server]:
-    env = {
-        "REDIS_URL": redis_url,
-        "WEBAPP_REDIS_PREFIX": f"e2e{secrets.token_hex(3)}",
-        "WEBAPP_SECRET_KEY": "e2e-secret",
-        "WEBAPP_ADMIN_PASSWORD": PASSWORD,
-        "WEBAPP_SWEEP_INTERVAL": "0.25",
-        "WEBAPP_WS_BEAT_SECONDS": "1",
-        "WEB_CONCURRENCY": "2",
-    }
-    with run_gunicorn(env, log_name="e2e-panel-gunicorn.log") as started:
+    with e2e_server(
+        redis_url,
+        "e2e-panel-gunicorn.log",
+        WEBAPP_ADMIN_PASSWORD=PASSWORD,
+        WEBAPP_SWEEP_INTERVAL="0.25",
+        WEBAPP_WS_BEAT_SECONDS="1",
+    ) as started:
         yield started
 
 

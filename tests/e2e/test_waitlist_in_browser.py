@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 import redis
-from gunicorn_app import Server, run_gunicorn
+from building import engine, mailer_of
+from gunicorn_app import Server, e2e_server
 from playwright.sync_api import expect
 from recording import RecordingMailbox, smtp_server
 from test_panel_in_browser import axe_check
 
-from webapp.mailer import Mailer, MailSettings
 from webapp.redis.keys import Keys
 
 pytestmark = pytest.mark.e2e
@@ -33,16 +33,15 @@ PREFIX = f"e2e{secrets.token_hex(3)}"
 def waitlist_server(redis_url: str) -> Iterator[Server]:
     """One trusted proxy: each person's X-Forwarded-For is their own address, so friends
     are not on the referrer's network (whose boosts would be held for review)."""
-    env = {
-        "REDIS_URL": redis_url,
-        "WEBAPP_REDIS_PREFIX": PREFIX,
-        "WEBAPP_SECRET_KEY": SECRET,
-        "WEBAPP_ADMIN_PASSWORD": PASSWORD,
-        "WEBAPP_PROXY_COUNT": "1",
-        "WEBAPP_SWEEP_INTERVAL": "0.25",
-        "WEB_CONCURRENCY": "2",
-    }
-    with run_gunicorn(env, log_name="e2e-waitlist-gunicorn.log") as started:
+    with e2e_server(
+        redis_url,
+        "e2e-waitlist-gunicorn.log",
+        prefix=PREFIX,
+        WEBAPP_SECRET_KEY=SECRET,
+        WEBAPP_ADMIN_PASSWORD=PASSWORD,
+        WEBAPP_PROXY_COUNT="1",
+        WEBAPP_SWEEP_INTERVAL="0.25",
+    ) as started:
         yield started
 
 
@@ -51,9 +50,9 @@ def mailbox(waitlist_server: Server, redis_url: str) -> Iterator[RecordingMailbo
     """The mailer worker (in a thread) sending the server's outboxes to a real SMTP
     server on loopback; the test reads its links from the mailbox."""
     with smtp_server() as (received, port):
-        settings = MailSettings(secret=SECRET, public_url=waitlist_server.url,
-                                smtp_port=port, poll=0.1)  # fmt: skip
-        mailer = Mailer(redis.Redis.from_url(redis_url), Keys(PREFIX), settings, worker="e2e")
+        rooms = engine(redis.Redis.from_url(redis_url, decode_responses=True), Keys(PREFIX))
+        mailer = mailer_of(rooms, port, worker="e2e", secret=SECRET,
+                           public_url=waitlist_server.url, poll=0.1)  # fmt: skip
         stop = threading.Event()
         worker = threading.Thread(target=mailer.run, args=(stop,), daemon=True)
         worker.start()

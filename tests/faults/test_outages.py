@@ -214,15 +214,7 @@ def test_an_outage_costs_nobody_a_seat_a_place_or_the_chat(
     time.sleep(AFTER)
 
     found = Findings()
-    samples = watched(watch, back_at, back_at + AFTER)
-    seats = seats_lost(members, samples, back_at)
-    places = places_lost(waiters, samples, back_at)
-    found.figure(
-        f"seats kept: {CAPACITY - len(seats)} of {CAPACITY}; "
-        f"places kept: {len(waiters) - len(places)} of {len(waiters)}"
-    )
-    found.check(not seats, f"members who lost their seat after recovery: {seats}")
-    found.check(not places, f"waiters who lost their place after recovery: {places}")
+    nobody_lost_out(found, watch, members, waiters, back_at, "recovery")
     stored, in_chat = chat_texts(redis_server.port, room)
     found.figure(f"chat after recovery: {len(stored)} messages stored, {in_chat} members")
     found.check(set(before) <= set(stored), f"chat messages lost: {set(before) - set(stored)}")
@@ -231,6 +223,23 @@ def test_an_outage_costs_nobody_a_seat_a_place_or_the_chat(
     readiness(found, probing, down_at, back_at)
     sockets_behaved(found, members)
     found.verdict(members + waiters, back_at)
+
+
+def nobody_lost_out(
+    found: Findings, watch: RoomWatch, members: list[Any], waiters: list[Any], at: float,
+    event: str,
+) -> None:  # fmt: skip
+    """Every member kept the seat and every waiter the place, as watched for AFTER
+    seconds from ``at`` (the end of the fault, called ``event``)."""
+    samples = watched(watch, at, at + AFTER)
+    seats = seats_lost(members, samples, at)
+    places = places_lost(waiters, samples, at)
+    found.figure(
+        f"seats kept: {CAPACITY - len(seats)} of {CAPACITY}; "
+        f"places kept: {len(waiters) - len(places)} of {len(waiters)}"
+    )
+    found.check(not seats, f"members who lost their seat after {event}: {seats}")
+    found.check(not places, f"waiters who lost their place after {event}: {places}")
 
 
 def test_a_restart_loses_no_acknowledged_message(
@@ -325,15 +334,7 @@ def test_a_frozen_redis_gets_quick_answers_and_admits_nobody_twice(
         f"/readyz while frozen: {dict(Counter(a.status for a in ready))}, not all 503",
     )
     admission(found, watch.since(0), thawed_at)
-    samples = watched(watch, thawed_at, thawed_at + AFTER)
-    seats = seats_lost(members, samples, thawed_at)
-    places = places_lost(waiters, samples, thawed_at)
-    found.figure(
-        f"seats kept: {CAPACITY - len(seats)} of {CAPACITY}; "
-        f"places kept: {len(waiters) - len(places)} of {len(waiters)}"
-    )
-    found.check(not seats, f"members who lost their seat after the thaw: {seats}")
-    found.check(not places, f"waiters who lost their place after the thaw: {places}")
+    nobody_lost_out(found, watch, members, waiters, thawed_at, "the thaw")
     found.verdict(members + waiters, thawed_at)
 
 

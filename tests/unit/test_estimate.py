@@ -6,10 +6,11 @@ import math
 
 import pytest
 
-from webapp.domain import estimate
-from webapp.domain.estimate import Estimate, Rates, Shown
+from webapp.domain import estimate, pace
+from webapp.domain.estimate import Estimate, Shown
+from webapp.domain.pace import Rates
 
-LONG = ((estimate.LONG, 1.0),)
+LONG = ((pace.LONG, 1.0),)
 
 
 def room(service=0.5, c2=1.0, cs2=None, stay=1.0, capacity=1, rate_error=0.0) -> Rates:
@@ -56,7 +57,7 @@ def test_dropouts_shorten_the_wait():
 
 def test_parallel_seats_release_like_their_gaps_at_first_and_in_the_long_run_later():
     """Over a few releases the gaps' variability counts; over many, the long-run one."""
-    long_run = estimate.long_run_c2(4.0, capacity=10)
+    long_run = pace.long_run_c2(4.0, capacity=10)
     assert estimate.departure_c2(1.0, 4.0, capacity=1000, count=1) == pytest.approx(1, abs=0.01)
     assert estimate.departure_c2(1.0, 4.0, capacity=10, count=1e6) == pytest.approx(
         long_run, abs=0.01
@@ -69,14 +70,14 @@ def test_parallel_seats_release_like_their_gaps_at_first_and_in_the_long_run_lat
 @pytest.mark.parametrize("cs2", [0.0, 0.5, 1.0, 4.0])
 def test_one_seat_releases_as_variably_as_its_holds(cs2):
     """A single seat's releases are a renewal process of its holds: cs2 in the long run."""
-    assert estimate.long_run_c2(cs2, capacity=1) == pytest.approx(cs2)
+    assert pace.long_run_c2(cs2, capacity=1) == pytest.approx(cs2)
 
 
 def test_many_seats_release_closer_to_poisson_than_their_holds():
     """QNA's departure formula: 1 + (cs2 - 1) / sqrt(N), so N = 25 keeps a fifth of it."""
-    assert estimate.long_run_c2(6.0, capacity=25) == pytest.approx(2.0)
-    assert estimate.long_run_c2(0.0, capacity=100) == pytest.approx(0.9)
-    assert estimate.long_run_c2(1.0, capacity=100) == 1.0
+    assert pace.long_run_c2(6.0, capacity=25) == pytest.approx(2.0)
+    assert pace.long_run_c2(0.0, capacity=100) == pytest.approx(0.9)
+    assert pace.long_run_c2(1.0, capacity=100) == 1.0
 
 
 def test_estimating_the_rate_adds_variance():
@@ -99,10 +100,10 @@ def test_rates_from_statistics():
         abandon_n=10, abandon_s=500, abandon_t=1000,
         waited_n=90, waited_s=9500, waited_t=1000,
     )  # fmt: skip
-    rates = estimate.rates(figures, now=1000, capacity=20)
+    rates = pace.rates(figures, now=1000, capacity=20)
     assert rates is not None
-    cs2 = (100 * 0.25 + estimate.PRIOR_WEIGHT) / (100 + estimate.PRIOR_WEIGHT)
-    long_run = estimate.long_run_c2(cs2, 20)
+    cs2 = (100 * 0.25 + pace.PRIOR_WEIGHT) / (100 + pace.PRIOR_WEIGHT)
+    long_run = pace.long_run_c2(cs2, 20)
     # 80 seat-seconds per busy release: a gap of 4 s at 20 seats; their c2 is 16 / 4**2 = 1
     by_holds, by_gaps = 100 / cs2, 50 / 1.0
     assert 1 / rates.service == pytest.approx((3 * by_holds + 4 * by_gaps) / (by_holds + by_gaps))
@@ -114,7 +115,7 @@ def test_rates_from_statistics():
 def test_rate_from_holds_before_anyone_waited():
     """Without releases seen while people waited, a full room of N frees N per mean hold."""
     figures = stats(hold_n=100, hold_s=6000, hold_q=360_000 + 90_000, hold_t=0)
-    rates = estimate.rates(figures, now=0, capacity=20)
+    rates = pace.rates(figures, now=0, capacity=20)
     assert rates is not None
     assert rates.service == pytest.approx(20 / 60)
     assert rates.c2 == 1.0
@@ -123,7 +124,7 @@ def test_rate_from_holds_before_anyone_waited():
 def test_rates_decay_to_now():
     """Statistics last updated one time constant ago weigh e**-1 of what they did."""
     figures = stats(hold_n=100, hold_s=6000, hold_q=360_000, hold_t=0)
-    rates = estimate.rates(figures, now=estimate.TAU, capacity=1)
+    rates = pace.rates(figures, now=pace.TAU, capacity=1)
     assert rates is not None
     assert rates.rate_error == pytest.approx(rates.cs2 / (2 * 100 / math.e))
     assert rates.service == pytest.approx(1 / 60)
@@ -143,9 +144,9 @@ def test_a_steady_pace_is_measured_over_the_longer_window():
     """Both windows agree within noise: the longer one's rate; its error is the longer
     one's and the windows' squared difference (small changes of pace look like noise)."""
     figures = hour_of_holds(mean=62.0, long_mean=60.0)
-    rates = estimate.rates(figures, now=0, capacity=20)
-    recent = estimate.releases_seen(figures, now=0, capacity=20)
-    longer = estimate.releases_seen(figures, 0, 20, LONG)
+    rates = pace.rates(figures, now=0, capacity=20)
+    recent = pace.releases_seen(figures, now=0, capacity=20)
+    longer = pace.releases_seen(figures, 0, 20, LONG)
     assert rates is not None and recent is not None and longer is not None
     assert 1 / rates.service == pytest.approx(3.0, rel=0.005)
     shift = math.log(60 / 62)
@@ -155,8 +156,8 @@ def test_a_steady_pace_is_measured_over_the_longer_window():
 
 def test_a_change_of_pace_is_the_recent_windows_alone():
     """The recent holds are twice the last hour's: far beyond noise, the recent rate."""
-    rates = estimate.rates(hour_of_holds(mean=120.0, long_mean=60.0), now=0, capacity=20)
-    recent = estimate.releases_seen(hour_of_holds(120.0, 60.0), now=0, capacity=20)
+    rates = pace.rates(hour_of_holds(mean=120.0, long_mean=60.0), now=0, capacity=20)
+    recent = pace.releases_seen(hour_of_holds(120.0, 60.0), now=0, capacity=20)
     assert rates is not None and recent is not None
     assert 1 / rates.service == pytest.approx(6.0, rel=0.001)
     assert rates.rate_error == pytest.approx(recent.error, rel=0.01)
@@ -165,32 +166,32 @@ def test_a_change_of_pace_is_the_recent_windows_alone():
 def test_without_a_long_window_the_recent_one_counts():
     """Statistics written before the long copies existed: the recent window as it is."""
     figures = {k: v for k, v in hour_of_holds(60.0, 60.0).items() if ".long" not in k}
-    rates = estimate.rates(figures, now=0, capacity=20)
-    recent = estimate.releases_seen(figures, now=0, capacity=20)
+    rates = pace.rates(figures, now=0, capacity=20)
+    recent = pace.releases_seen(figures, now=0, capacity=20)
     assert rates is not None and recent is not None
     assert (20 / rates.service, rates.rate_error) == (recent.turn, recent.error)
 
 
 def test_unknown_until_enough_holds():
     """With fewer finished holds than MIN_HOLDS the wait is unknown (null)."""
-    few = stats(hold_n=estimate.MIN_HOLDS - 1, hold_s=240, hold_q=14400, hold_t=0)
-    assert estimate.rates(few, now=0, capacity=4) is None
-    assert estimate.rates({}, now=0, capacity=4) is None
+    few = stats(hold_n=pace.MIN_HOLDS - 1, hold_s=240, hold_q=14400, hold_t=0)
+    assert pace.rates(few, now=0, capacity=4) is None
+    assert pace.rates({}, now=0, capacity=4) is None
 
 
 def test_markovian_default_for_cs2_until_samples_accumulate():
     """Few holds: cs2 stays near 1 whatever they measured."""
     constant = stats(hold_n=5, hold_s=300, hold_q=5 * 3600, hold_t=0)
-    rates = estimate.rates(constant, now=0, capacity=1)
+    rates = pace.rates(constant, now=0, capacity=1)
     assert rates is not None
-    assert rates.cs2 == pytest.approx(estimate.PRIOR_WEIGHT / (5 + estimate.PRIOR_WEIGHT))
+    assert rates.cs2 == pytest.approx(pace.PRIOR_WEIGHT / (5 + pace.PRIOR_WEIGHT))
 
 
 def test_everyone_stays_until_enough_line_exits():
     """Until MIN_LINE_EXITS people left the line, nobody is assumed to drop out."""
     figures = stats(hold_n=50, hold_s=3000, hold_q=50 * 7200, hold_t=0, abandon_n=2,
                     abandon_s=20, abandon_t=0)  # fmt: skip
-    rates = estimate.rates(figures, now=0, capacity=2)
+    rates = pace.rates(figures, now=0, capacity=2)
     assert rates is not None
     assert rates.stay == 1.0
 
@@ -273,7 +274,7 @@ class Releasing:
         self.capacity, self.now, self.stats = capacity, 0.0, {}
 
     def record(self, event: str, value: float) -> None:
-        for suffix, tau in estimate.WINDOWS.items():
+        for suffix, tau in pace.WINDOWS.items():
             field, figures = event + suffix, self.stats
             last = figures.get(f"{field}:t")
             w = math.exp(-(self.now - last) / tau) if last is not None else 1.0
@@ -291,7 +292,7 @@ class Releasing:
         return self
 
     def rates(self, capacity: int | None = None) -> Rates:
-        found = estimate.rates(self.stats, self.now, capacity or self.capacity)
+        found = pace.rates(self.stats, self.now, capacity or self.capacity)
         assert found is not None
         return found
 
@@ -303,10 +304,10 @@ def turn(rates: Rates) -> float:
 def test_one_window_counts_its_releases_twice():
     """A mean under exponentially decaying weights is worth 2 n samples: share 1 / (2 n)."""
     room = Releasing().release(2400, turn=60.0)
-    recent = estimate.releases_seen(room.stats, room.now, 20)
+    recent = pace.releases_seen(room.stats, room.now, 20)
     assert recent is not None
     assert recent.share == pytest.approx(1 / (2 * recent.seen))
-    assert estimate.apart(recent, recent, 20) == pytest.approx(0.0, abs=1e-12)
+    assert pace.apart(recent, recent, 20) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_a_steady_pace_keeps_todays_spread():
@@ -314,13 +315,13 @@ def test_a_steady_pace_keeps_todays_spread():
     nothing (the same rates as without it); the spread is the closed form of before."""
     room = Releasing().release(2400, turn=60.0)
     rates = room.rates()
-    without = {k: v for k, v in room.stats.items() if estimate.SHORT + ":" not in k}
-    longer = estimate.releases_seen(room.stats, room.now, 20, LONG)
+    without = {k: v for k, v in room.stats.items() if pace.SHORT + ":" not in k}
+    longer = pace.releases_seen(room.stats, room.now, 20, LONG)
     assert longer is not None
     assert turn(rates) == pytest.approx(60.0)
     assert (rates.drift, rates.moved) == (0.0, 0.0)
     assert rates.rate_error == pytest.approx(longer.error)
-    assert estimate.rates(without, room.now, 20) == pytest.approx(rates)
+    assert pace.rates(without, room.now, 20) == pytest.approx(rates)
     guess = estimate.wait_for(rates, 100)
     c2 = estimate.departure_c2(rates.c2, rates.cs2, 20, 101)
     assert guess.wait == pytest.approx(101 * 3.0)
@@ -345,7 +346,7 @@ def test_a_change_of_pace_moves_the_mean_and_widens_the_spread(
     room = Releasing().release(2400, turn=60.0)
     before = estimate.wait_for(room.rates(), 100)
     rates = room.release(releases, turn=new).rates()
-    recent = estimate.releases_seen(room.stats, room.now, 20)
+    recent = pace.releases_seen(room.stats, room.now, 20)
     assert recent is not None
     way = math.log(new / 60.0)
     assert math.log(turn(rates) / 60.0) / way > reached

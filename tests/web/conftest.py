@@ -15,17 +15,22 @@ from flask.testing import FlaskClient
 
 from webapp import create_app
 from webapp.domain import admins as accounts
+from webapp.domain.mail import SmtpHealth
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
+from webapp.domain.visits import Visits
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+SECRET = "web-tests"  # the apps' SECRET_KEY here: links the tests sign use it too
+PASSWORD = "correct horse battery"  # the panel account "ada"'s
 
 
 @contextlib.contextmanager
 def running_app(redis_url: str, **config: Any) -> Iterator[Flask]:
     """The app on the session's Redis as the page tests use it (no background sweep,
     statistics read afresh on every request), ``config`` over that; stopped after."""
-    app = create_app({"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": "web-tests",
+    app = create_app({"TESTING": True, "REDIS_URL": redis_url, "SECRET_KEY": SECRET,
                       "SWEEP_INTERVAL": 0, "STATS_REFRESH": 0, **config})  # fmt: skip
     try:
         yield app
@@ -41,6 +46,13 @@ def cheap_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def mailer_says(app: Flask, ok: bool = True, error: str = "") -> None:
+    """Records what a mailer's check of its SMTP server found, as a running mailer does
+    (pages promise an email only when it can be sent)."""
+    health = SmtpHealth(ok, "127.0.0.1:25", error, 0.0)
+    app.extensions["services"].mail.record(health, ttl=60)
+
+
 @pytest.fixture
 def app(redis_url: str, r: redis.Redis) -> Iterator[Flask]:
     with running_app(redis_url) as app:
@@ -48,9 +60,39 @@ def app(redis_url: str, r: redis.Redis) -> Iterator[Flask]:
 
 
 @pytest.fixture
+def clocked_app(redis_url: str, r: redis.Redis, tmp_path: Any, clock: Any) -> Iterator[Flask]:
+    """The app on the test's clock, with a data directory of its own."""
+    with running_app(redis_url, DATA_DIR=str(tmp_path), CLOCK=clock) as app:
+        yield app
+
+
+@pytest.fixture
+def panel_app(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str, r: redis.Redis, tmp_path: Any, clock: Any
+) -> Iterator[Flask]:
+    """The same, with the panel account "ada" (argon2 at its lowest costs)."""
+    cheap_hashing(monkeypatch)
+    with running_app(redis_url, DATA_DIR=str(tmp_path), CLOCK=clock) as app:
+        app.extensions["services"].admins.add("ada", PASSWORD)
+        yield app
+
+
+@pytest.fixture
 def engine(app: Flask) -> WaitingRooms:
     rooms: WaitingRooms = app.extensions["services"].rooms
     return rooms
+
+
+@pytest.fixture
+def visits(app: Flask) -> Visits:
+    found: Visits = app.extensions["services"].visits
+    return found
+
+
+@pytest.fixture
+def reports(app: Flask) -> Reports:
+    found: Reports = app.extensions["services"].reports
+    return found
 
 
 class Visitor:

@@ -9,13 +9,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.web.conftest import CSRF, cheap_hashing
+from tests.web.conftest import CSRF, PASSWORD, cheap_hashing
 from webapp import create_app
 from webapp.admin_session import COOKIE
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins
-
-PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +40,7 @@ def make_app(redis_url, r, tmp_path, cheap_argon2) -> Any:
 def app(make_app) -> Flask:
     """An app with the account "ada"."""
     app = make_app()
-    app.extensions["admins"].add("ada", PASSWORD)
+    app.extensions["services"].admins.add("ada", PASSWORD)
     return app
 
 
@@ -134,7 +132,7 @@ def test_the_cookie_is_for_the_panel_only(browser, make_app):
 def test_idle_sessions_expire_and_activity_renews_them(make_app, r):
     """The record lives ADMIN_SESSION_IDLE_SECONDS after the last request, then is gone."""
     app = make_app(ADMIN_SESSION_IDLE_SECONDS=600)
-    app.extensions["admins"].add("ada", PASSWORD)
+    app.extensions["services"].admins.add("ada", PASSWORD)
     browser = Browser(app.test_client())
     browser.login()
     [key] = session_keys(r)
@@ -191,7 +189,7 @@ def test_wrong_logins_are_throttled_per_address(app, browser, caplog):
 def test_wrong_tokens_and_wrong_logins_count_together(make_app):
     """The API's admin token and the login share one throttle per address."""
     app = make_app(ADMIN_TOKEN="the-right-admin-token")
-    app.extensions["admins"].add("ada", PASSWORD)
+    app.extensions["services"].admins.add("ada", PASSWORD)
     browser = Browser(app.test_client())
     wrong = {"Authorization": "Bearer wrong-admin-token-guess"}
     for _ in range(5):
@@ -208,7 +206,7 @@ def test_there_is_no_panel_without_an_account(make_app):
         assert client.get(path).status_code == 404, path
     assert client.post("/admin/login", data={"name": "admin"}).status_code == 404
     assert client.post("/admin/logout").status_code == 404
-    app.extensions["admins"].add("ada", PASSWORD)
+    app.extensions["services"].admins.add("ada", PASSWORD)
     assert client.get("/admin/login").status_code == 200
 
 
@@ -233,11 +231,11 @@ def test_login_never_redirects_off_the_panel(browser, target):
 def test_removing_an_account_or_its_password_ends_its_sessions(app, browser):
     """A removed account or a replaced password logs that admin out on the next request."""
     browser.login()
-    app.extensions["admins"].add("ada", "a brand new password")
+    app.extensions["services"].admins.add("ada", "a brand new password")
     assert browser.client.get("/admin/").status_code == 302
     browser.login(password="a brand new password")
-    app.extensions["admins"].add("bob", PASSWORD)
-    app.extensions["admins"].remove("ada")
+    app.extensions["services"].admins.add("bob", PASSWORD)
+    app.extensions["services"].admins.remove("ada")
     assert browser.client.get("/admin/").status_code == 302
 
 
@@ -261,7 +259,7 @@ def test_cli_adds_lists_and_removes_accounts(make_app):
     assert "a password is 12 to 1024 characters long (this one has 5)" in result.output
     assert PASSWORD not in result.output  # hidden input
     assert "Added ada." in result.output
-    assert app.extensions["admins"].verify("ada", PASSWORD)
+    assert app.extensions["services"].admins.verify("ada", PASSWORD)
     mismatch = runner.invoke(args=["admin", "add", "bob"], input=f"{PASSWORD}\nother password!\n")
     assert mismatch.exit_code != 0 and "do not match" in mismatch.output
     assert runner.invoke(args=["admin", "add", "bad name"]).exit_code == 2
@@ -285,7 +283,7 @@ def test_admin_password_makes_the_admin_account(make_app, monkeypatch, r):
     make_app()
     assert r.hget("wr:admins", "admin") == stored  # unchanged: its sessions live on
     monkeypatch.setenv("WEBAPP_ADMIN_PASSWORD", "a different password")
-    admins: Admins = make_app().extensions["admins"]
+    admins: Admins = make_app().extensions["services"].admins
     assert admins.verify("admin", "a different password")
     assert not admins.verify("admin", "123456789012")
 

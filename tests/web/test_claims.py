@@ -4,25 +4,21 @@ nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.conftest import FakeClock
-from tests.web.conftest import Visitor, running_app
+from tests.web.conftest import SECRET, Visitor
 from webapp.domain.claims import sign_claim
 
 ROOM = "list"
-SECRET = "claim-tests"
 DAY = 24 * 3600
 
 
 @pytest.fixture
-def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock) -> Iterator[Flask]:
-    with running_app(redis_url, SECRET_KEY=SECRET, DATA_DIR=str(tmp_path), CLOCK=clock) as app:
-        yield app
+def app(clocked_app: Flask) -> Flask:
+    return clocked_app
 
 
 @pytest.fixture

@@ -6,8 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from flask import Flask
+
+from tests.web.conftest import mailer_says
 from webapp.domain.rooms import WaitingRooms
 from webapp.redis.keys import Keys
+
+
+@pytest.fixture(autouse=True)
+def mail_can_be_sent(app: Flask) -> None:
+    mailer_says(app, ok=True)
 
 
 def waiting_bob(make_visitor: Any, make_room: Any) -> tuple[Any, Any]:
@@ -24,7 +33,7 @@ def token_of(visitor: Any) -> str:
 
 
 def test_an_email_is_kept_shown_and_sent_when_the_seat_comes(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms, r: Any
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, r: Any, reports
 ) -> None:
     """Bob gives an email: the page says it will be used; when Ann leaves, the offer of
     her seat to Bob is in the outbox with his address."""
@@ -36,7 +45,7 @@ def test_an_email_is_kept_shown_and_sent_when_the_seat_comes(
     page = bob.get(sent.location).get_data(as_text=True)
     assert "We will email Bob.B@example.org when it is your turn." in page
     assert "we also email Bob.B@example.org" in page and "Stop the email" in page
-    assert engine.email_of("hall", token_of(bob)) == "Bob.B@example.org"
+    assert reports.email_of("hall", token_of(bob)) == "Bob.B@example.org"
     ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
     notices = [f for _, f in r.xrange(Keys().room("hall").outbox)]
     assert [(n["kind"], n["email"], n["entry"]) for n in notices] == [
@@ -45,7 +54,7 @@ def test_an_email_is_kept_shown_and_sent_when_the_seat_comes(
 
 
 def test_a_bad_email_changes_nothing_and_an_email_can_be_removed(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """A malformed or disposable address is refused in words; Stop the email removes it;
     without the form's CSRF token nothing is stored."""
@@ -55,13 +64,30 @@ def test_a_bad_email_changes_nothing_and_an_email_can_be_removed(
         assert said.status_code == 303
         text = bob.get(said.location).get_data(as_text=True)
         assert "email address" in text and "we also email" not in text
-    assert engine.email_of("hall", token_of(bob)) == ""
+    assert reports.email_of("hall", token_of(bob)) == ""
     forged = bob.client.post("/rooms/hall/email", data={"email": "bob@example.org"})
     assert forged.status_code == 400
-    assert engine.email_of("hall", token_of(bob)) == ""
+    assert reports.email_of("hall", token_of(bob)) == ""
     bob.client.post(
         "/rooms/hall/email", data={"csrf_token": bob.csrf(), "email": "bob@example.org"}
     )
     gone = bob.client.post("/rooms/hall/email", data={"csrf_token": bob.csrf(), "remove": "1"})
     assert "No email will be sent." in bob.get(gone.location).get_data(as_text=True)
-    assert engine.email_of("hall", token_of(bob)) == ""
+    assert reports.email_of("hall", token_of(bob)) == ""
+
+
+@pytest.mark.parametrize("smtp", ["down", "no mailer"])
+def test_no_email_is_offered_when_none_can_be_sent(
+    app: Flask, make_visitor: Any, make_room: Any, smtp: str
+) -> None:
+    """With the mailer's SMTP server not answering, or no mailer checking, the waiting
+    page offers no email: it would never come."""
+    app.extensions["services"].mail.client.delete(app.extensions["services"].keys.mail_health)
+    if smtp == "down":
+        mailer_says(app, ok=False, error="Connection refused")
+    make_room("hall", capacity=1)
+    ann, bob = make_visitor("Ann"), make_visitor("Bob")
+    ann.get("/rooms/hall")
+    page = bob.get("/rooms/hall").get_data(as_text=True)
+    assert "Keep this page" in page  # the waiting page
+    assert "email me" not in page.lower() and 'name="email"' not in page

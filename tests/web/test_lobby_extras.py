@@ -97,7 +97,7 @@ def test_favicon(visitor: Any) -> None:
 
 
 def test_name_change_reaches_the_room(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """A name changed from the header is on the visitor's ticket from then on."""
     make_room("hall", capacity=1)
@@ -108,17 +108,17 @@ def test_name_change_reaches_the_room(
     token = ann.csrf("/rooms/hall")
     refused = ann.client.post("/name", data={"name": "Annie", "next": "/rooms/hall"})
     assert refused.status_code == 400
-    assert [p.name for p in engine.participants("hall")] == ["Ann"]
+    assert [p.name for p in reports.participants("hall")] == ["Ann"]
     reply = ann.client.post(
         "/name", data={"name": "Annie", "next": "/rooms/hall", "csrf_token": token}
     )
     assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
-    assert [p.name for p in engine.participants("hall")] == ["Annie"]
+    assert [p.name for p in reports.participants("hall")] == ["Annie"]
     assert "<strong>Annie</strong>" in ann.get("/").get_data(as_text=True)
 
 
 def test_place_moves_to_another_browser_once(
-    make_visitor: Any, make_room: Any, visitor: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, visitor: Any, engine: WaitingRooms, reports
 ) -> None:
     """The link moves the place (same number, same ticket); the old tab is told; a
     second use is refused and changes nothing."""
@@ -143,7 +143,7 @@ def test_place_moves_to_another_browser_once(
     visitor.named("Bob on the phone")
     page = visitor.join("hall").get_data(as_text=True)
     assert "Number 1 in line" in page and ticket_of(visitor) == ticket
-    assert engine.ticket_state("hall", ticket) == "waiting"
+    assert reports.ticket_state("hall", ticket) == "waiting"
     told = bob.get("/rooms/hall/line", htmx=True).get_data(as_text=True)
     assert "Your place moved to another device" in told and "hx-get" not in told
     reload = bob.get("/rooms/hall/line")  # its other pages are told too, never joined

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 import redis
+from building import engine
 from flask import Flask
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.web.conftest import running_app
-from webapp.domain.rooms import WaitingRooms
+from webapp.domain.reports import Reports
 from webapp.metrics import RoomCollector
 
 TOKEN = "metrics-admin-token-0123456789"
@@ -92,12 +93,14 @@ def test_room_figures_come_from_redis(app: Flask, engine: Any, clock: Any) -> No
 
 def test_the_collector_reads_every_room_on_redis_and_cluster(db: Any, keys: Any) -> None:
     """Rooms in different cluster slots are read together, each with its own figures."""
-    rooms = WaitingRooms(db, keys)
+    rooms = engine(db, keys)
     for name, capacity in (("a", 1), ("b", 2), ("c", 3)):
         rooms.configure(name, {"capacity": capacity})
         for _ in range(2):
             rooms.join(name)
-    figures = [(f.name, f.capacity, f.taken, f.waiting) for f in RoomCollector(rooms).figures()]
+    figures = [
+        (f.name, f.capacity, f.taken, f.waiting) for f in RoomCollector(Reports(rooms)).figures()
+    ]
     assert figures == [("a", 1, 1, 1), ("b", 2, 2, 0), ("c", 3, 2, 0)]
 
 

@@ -78,7 +78,7 @@ def test_empty_name_is_refused_kindly(visitor: Any) -> None:
 
 
 def test_shared_link_asks_for_a_name_and_joins_only_at_the_button(
-    visitor: Any, make_room: Any, engine: WaitingRooms
+    visitor: Any, make_room: Any, reports: Any
 ) -> None:
     """/rooms/<room> without a name shows the room with a name field and one button; the
     visit joins nobody, the button (a POST with the name) joins and shows the place."""
@@ -86,12 +86,12 @@ def test_shared_link_asks_for_a_name_and_joins_only_at_the_button(
     first = visitor.get("/rooms/hall")
     html = first.get_data(as_text=True)
     assert first.status_code == 200 and 'action="/rooms/hall/join"' in html
-    assert 'name="name"' in html and engine.summary("hall").active == 0  # type: ignore[union-attr]
+    assert 'name="name"' in html and reports.summary("hall").active == 0  # type: ignore[union-attr]
     token = visitor.csrf("/rooms/hall")
     reply = visitor.client.post("/rooms/hall/join", data={"name": "Ann", "csrf_token": token})
     assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
     assert "You are in" in visitor.get("/rooms/hall").get_data(as_text=True)
-    assert engine.summary("hall").active == 1  # type: ignore[union-attr]
+    assert reports.summary("hall").active == 1  # type: ignore[union-attr]
     blank = visitor.client.post("/rooms/other/join", data={"name": " ", "csrf_token": token})
     assert blank.status_code == 404  # no such room: nothing joined
 
@@ -200,17 +200,17 @@ def test_admission_shows_its_your_turn_then_the_room(
 
 
 def test_leave_needs_csrf_and_gives_the_place_up(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """Leaving without the token is refused; with it, the seat is free again."""
     make_room("hall", capacity=1)
     ann = make_visitor("Ann")
     ann.join("hall")
     assert ann.client.post("/rooms/hall/leave").status_code == 400
-    assert engine.summary("hall").active == 1  # type: ignore[union-attr]
+    assert reports.summary("hall").active == 1  # type: ignore[union-attr]
     reply = ann.client.post("/rooms/hall/leave", data={"csrf_token": ann.csrf()})
     assert reply.status_code == 303 and reply.headers["Location"] == "/rooms/hall"
-    assert engine.summary("hall").active == 0  # type: ignore[union-attr]
+    assert reports.summary("hall").active == 0  # type: ignore[union-attr]
     assert "You left hall" in ann.get("/rooms/hall").get_data(as_text=True)
 
 

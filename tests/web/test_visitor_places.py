@@ -31,7 +31,7 @@ def token_of(visitor: Any, room: str = "hall") -> str | None:
 
 
 def test_leaving_in_one_tab_ends_the_other_tabs_place(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """Bob leaves in one tab; his other tab's next poll shows why and joins nobody."""
     _, bob, mine = waiting(make_visitor, make_room)
@@ -44,12 +44,12 @@ def test_leaving_in_one_tab_ends_the_other_tabs_place(
     assert ">Join again</button>" in text  # the room is open: a way back, if he wants
     again = bob.get(f"/rooms/hall/line?t={mine}")
     assert again.status_code == 410
-    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+    assert reports.summary("hall").waiting == 0  # type: ignore[union-attr]
     assert token_of(bob) is None
 
 
 def test_a_poll_of_a_replaced_ticket_does_not_take_the_new_place(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """A tab showing an old place, after Bob joined again elsewhere, says so."""
     _, bob, mine = waiting(make_visitor, make_room)
@@ -57,7 +57,7 @@ def test_a_poll_of_a_replaced_ticket_does_not_take_the_new_place(
     bob.join("hall")  # joins again, in another tab
     text = bob.get(f"/rooms/hall/line?t={mine}", htmx=True).get_data(as_text=True)
     assert "no longer the one you hold" in text and "Go to your current place" in text
-    assert engine.summary("hall").waiting == 1  # type: ignore[union-attr]
+    assert reports.summary("hall").waiting == 1  # type: ignore[union-attr]
 
 
 def test_each_reason_is_told(make_visitor: Any, make_room: Any, engine: WaitingRooms) -> None:
@@ -109,7 +109,7 @@ def test_a_paused_room_says_so_on_the_waiting_page(make_visitor: Any, make_room:
 
 
 def test_the_lobby_keeps_places_alive_and_reports_ended_ones(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """The lobby's poll checks in for a waiting place, and shows an ended one with why."""
     _, bob, _ = waiting(make_visitor, make_room)
@@ -126,7 +126,7 @@ def test_the_lobby_keeps_places_alive_and_reports_ended_ones(
     places = bob.get("/places", htmx=True).get_data(as_text=True)
     assert "Your place in hall has ended" in places and "An organiser removed you." in places
     assert 'hx-get="/places"' not in places  # nothing live left to keep
-    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+    assert reports.summary("hall").waiting == 0  # type: ignore[union-attr]
     bob.client.post("/places/hall/dismiss", data={"csrf_token": bob.csrf()})
     assert "Your place in hall has ended" not in bob.get("/places").get_data(as_text=True)
 
@@ -168,7 +168,7 @@ def test_the_lobby_runs_one_poll_with_one_check_in_per_place(
 
 
 def test_the_room_pages_reload_never_joins_again(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """The room page's refresh names its seat: an ended seat is told, not rejoined."""
     make_room("hall", capacity=1)
@@ -182,7 +182,7 @@ def test_the_room_pages_reload_never_joins_again(
     page = ann.get(f"/rooms/hall?t={found.group(1)}&seat=1")
     text = page.get_data(as_text=True)
     assert page.status_code == 410 and "Your seat in hall has ended" in text
-    assert engine.summary("hall").active == 0  # type: ignore[union-attr]
+    assert reports.summary("hall").active == 0  # type: ignore[union-attr]
 
 
 def test_waiting_page_shows_progress_support_code_and_basis(
@@ -205,7 +205,7 @@ def test_waiting_page_shows_progress_support_code_and_basis(
 
 
 def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
-    make_visitor: Any, make_room: Any, engine: WaitingRooms
+    make_visitor: Any, make_room: Any, engine: WaitingRooms, reports
 ) -> None:
     """The way in names the page's ticket: if the seat was not taken in time, the gate
     says so instead of putting Bob at the back of the line."""
@@ -219,7 +219,7 @@ def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
     page = bob.get(f"/rooms/hall?t={mine}")
     text = page.get_data(as_text=True)
     assert page.status_code == 410 and "it was not taken before the offer ran out" in text
-    assert engine.summary("hall").waiting == 0  # type: ignore[union-attr]
+    assert reports.summary("hall").waiting == 0  # type: ignore[union-attr]
 
 
 def test_the_lobby_words_an_ended_seat_as_a_seat(make_visitor: Any, make_room: Any) -> None:

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.conftest import FakeClock
-from tests.web.conftest import Visitor, cheap_hashing, running_app
-from tests.web.test_admin_login import PASSWORD
+from tests.web.conftest import Visitor, mailer_says
 from tests.web.test_admin_panel import Panel
-from webapp.domain.reports import Reports
-from webapp.domain.waitlist import Waitlists, verify_draw
+from webapp.domain.draw import verify_draw
+from webapp.domain.waitlist import Waitlists
 from webapp.links import confirm_token
 
 ROOM = "list"
@@ -26,13 +23,8 @@ REF_LINK = re.compile(r'value="(http://localhost/rooms/list\?ref=([0-9A-Z]{8}))"
 
 
 @pytest.fixture
-def app(redis_url: str, r: Any, tmp_path: Any, clock: FakeClock, monkeypatch) -> Iterator[Flask]:
-    """An app on the test's clock with the panel account "ada"."""
-    cheap_hashing(monkeypatch)
-    config = {"SECRET_KEY": "waitlist-tests", "DATA_DIR": str(tmp_path), "CLOCK": clock}
-    with running_app(redis_url, **config) as app:
-        app.extensions["admins"].add("ada", PASSWORD)
-        yield app
+def app(panel_app: Flask) -> Flask:
+    return panel_app
 
 
 @pytest.fixture
@@ -43,7 +35,9 @@ def waitlists(app: Flask) -> Waitlists:
 
 @pytest.fixture
 def waitlist(app: Flask) -> str:
+    """The waitlist room, and a mailer whose SMTP server answers."""
     app.extensions["services"].rooms.configure(ROOM, {"kind": "waitlist", "ordering": "priority"})
+    mailer_says(app, ok=True)
     return ROOM
 
 
@@ -225,7 +219,7 @@ def test_the_panel_reviews_held_boosts(app, panel, waitlist, waitlists, action, 
     assert ("Released" if action == "release" else "Voided") in said
     assert waitlists.held(ROOM) == []
     assert waitlists.position(ROOM, ann).score == score
-    audit = Reports(app.extensions["services"].rooms).audit(ROOM, kinds=[kind])
+    audit = app.extensions["services"].reports.audit(ROOM, kinds=[kind])
     assert audit and audit[0].who == "ada"
     again = panel.flashed(panel.post(path))  # reviewed already
     assert "Nothing changed" in again
@@ -242,6 +236,8 @@ def test_the_panel_shows_the_waitlists_figures(panel, waitlist, waitlists):
     assert "Admitted 1" in panel.flashed(
         panel.post(f"/admin/rooms/{ROOM}/admit", count="5", request_id="r1")
     )
+    services = panel.client.application.extensions["services"]
+    services.client.delete(services.keys.mail_health)  # no mailer running
     page = panel.page(f"/admin/rooms/{ROOM}")
     assert re.search(r"<dt>Admitted</dt><dd>1</dd>", page)
     # Two confirmations and one admission in the outbox, no mailer running
@@ -307,3 +303,18 @@ def test_the_panel_finds_an_entry_and_voids_a_credited_boost_from_its_tree(
     assert "No entry has the email" in panel.flashed(missing)
     gone = panel.client.get(f"/admin/rooms/{ROOM}/entries/not-an-entry")
     assert "not on this waitlist" in panel.flashed(gone)
+
+
+def test_without_a_working_smtp_server_nothing_promises_an_email(
+    app, panel, visitor, waitlist, waitlists
+):
+    """The mailer finds no SMTP server: the entry's page does not say a confirmation is
+    on its way, and the panel's emails say why none goes out."""
+    mailer_says(app, ok=False, error="Connection refused")
+    location = sign_up(visitor, name="Ann", email="ann@example.org").location
+    page = text(visitor.get(location))
+    assert "Your email is not confirmed yet." in page
+    assert "on its way" not in page
+    admin = panel.page(f"/admin/rooms/{ROOM}")
+    assert "Mail cannot be sent: no SMTP server answers at 127.0.0.1:25" in admin
+    assert "Connection refused" in admin

@@ -32,6 +32,14 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 MIN_PASSWORD = 12
 MAX_PASSWORD = 1024  # argon2 takes any length; a bound keeps a login's work bounded
 HASHER = PasswordHasher()  # argon2id with the library's current recommended costs
+ENSURE_LOCK_MS = 30_000  # the most one process's setting of a password may take
+
+
+def _matches(hasher: PasswordHasher, stored: str, password: str) -> bool:
+    try:
+        return bool(hasher.verify(stored, password))
+    except (VerificationError, InvalidHashError):
+        return False
 
 
 class InvalidAccount(ValueError):
@@ -68,6 +76,7 @@ class Admins:
     ) -> None:
         self.client = client
         self.key = keys.admins
+        self.ensure_lock = keys.admins_ensure
         self.hasher = hasher or HASHER
         self.hashing = hashing  # how hashing work is run (off the event loop, say)
 
@@ -93,22 +102,27 @@ class Admins:
         plausible = len(name) <= 64 and len(password) <= MAX_PASSWORD
         stored = self.client.hget(self.key, name) if plausible else None
         against, attempt = stored or self._dummy, password if plausible else ""
-        try:
-            self.hashing(lambda: self.hasher.verify(against, attempt))
-        except (VerificationError, InvalidHashError):
-            return False
-        if stored is None:
+        # A refusal is an answer, not an error: raised inside the hashing thread, it was
+        # printed as a traceback there (gevent's thread pool reports what its tasks raise)
+        if not self.hashing(lambda: _matches(self.hasher, against, attempt)) or stored is None:
             return False
         if self.hasher.check_needs_rehash(stored):  # the costs were raised since
             self.client.hset(self.key, name, self.hashing(lambda: self.hasher.hash(password)))
         return True
 
     def ensure(self, name: str, password: str) -> bool:
-        """Makes ``password`` the account's unless it already is; True when written."""
-        if self.verify(name, password):
+        """Makes ``password`` the account's unless it already is; True when written.
+        Processes that start together (gunicorn's workers) leave it to the first: the
+        others return False at once, so it is set once."""
+        if not self.client.set(self.ensure_lock, "1", nx=True, px=ENSURE_LOCK_MS):
             return False
-        self.add(name, password)
-        return True
+        try:
+            if self.verify(name, password):
+                return False
+            self.add(name, password)
+            return True
+        finally:
+            self.client.delete(self.ensure_lock)
 
     def stamp(self, name: str) -> str | None:
         """A short fingerprint of the account's password hash, None without the account:

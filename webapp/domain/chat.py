@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from webapp.redis.keys import ChatKeys, Keys
+from webapp.redis.replies import text as _text
 from webapp.redis.scripts import Scripts
 
 MAX_TEXT = 2000
@@ -121,10 +122,6 @@ def clean_text(raw: object) -> str:
     return text
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 class Chats:
     """Every chat. Thread-safe: share one per process."""
 
@@ -132,6 +129,7 @@ class Chats:
         self,
         client: Any,
         keys: Keys,
+        scripts: Scripts,
         history_cap: int = HISTORY_CAP,
         keep_recent: int = KEEP_RECENT,
         rate_limit: int = RATE_LIMIT,
@@ -142,7 +140,7 @@ class Chats:
             raise ValueError("keep_recent must be between 0 and history_cap")
         self.client = client
         self.keys = keys
-        self.scripts = Scripts(client)
+        self.scripts = scripts
         self.history_cap = history_cap
         self.keep_recent = keep_recent
         self.rate_limit = rate_limit

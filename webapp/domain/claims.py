@@ -9,7 +9,6 @@ own timestamp, so the time is an input (``now``) that tests and hosts control.
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from typing import Any, NamedTuple
 
@@ -17,9 +16,9 @@ from itsdangerous import BadSignature, URLSafeSerializer, URLSafeTimedSerializer
 
 from webapp.domain.moves import HOLDER_TTL, LIFETIME
 from webapp.redis.keys import Keys
+from webapp.redis.replies import record
 from webapp.redis.scripts import Scripts
 
-DEFAULT_CLAIM_SECONDS = 24 * 3600  # a waitlist's admission holds the place a day
 SALT = "claim"
 
 
@@ -128,7 +127,7 @@ class Claims:
             return "used"
         if deadline is not None and float(deadline) <= now:
             return "lapsed"
-        if raw is not None and json.loads(raw).get("st") == "lapsed":
+        if record(raw).get("st") == "lapsed":
             return "lapsed"
         return None
 
@@ -146,8 +145,8 @@ def _live_state(client: Any, keys: Keys, claim: Claim) -> tuple[str | None, str]
     raw = client.hget(keys.room(claim.room).tickets, claim.entry)
     if raw is None:
         return None, ""
-    record = json.loads(raw)
-    return str(record.get("st", "")), str(record.get("id", ""))
+    ticket = record(raw)
+    return str(ticket.get("st", "")), str(ticket.get("id", ""))
 
 
 class LiveClaims:

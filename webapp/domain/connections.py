@@ -34,6 +34,7 @@ class ConnectionLimits:
         self,
         client: Any,
         keys: Keys,
+        scripts: Scripts,
         server_id: str,
         ttl_seconds: float = 30.0,
         max_per_user: int = 5,
@@ -45,7 +46,7 @@ class ConnectionLimits:
         self.server_id = server_id
         self.ttl = float(ttl_seconds)
         self.max_per_user = max_per_user
-        self.scripts = Scripts(client)
+        self.scripts = scripts
         self._cluster = isinstance(client, RedisCluster)
         # a Redis copy of a count must never be written out of order with another
         # copy of the same count: one lock serialises this server's writes

@@ -25,7 +25,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webapp.domain import estimate
+from webapp.domain import estimate, pace
+from webapp.domain.announcer import Announcer
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     JoinRefused,
     RoomNotFound,
@@ -98,18 +100,24 @@ class _Cached(NamedTuple):
     stats: dict[str, float]
     # capacity -> (the `now` they were worked out at, the rates): they change no faster
     # than the statistics they come from, which are read once per ``refresh``
-    rates: dict[int, tuple[float, estimate.Rates | None]]
+    rates: dict[int, tuple[float, pace.Rates | None]]
 
 
 class Lobby:
     def __init__(
         self,
         rooms: WaitingRooms,
+        reports: Reports,
         refresh: float = 1.0,
         monotonic: Callable[[], float] = time.monotonic,
         size: int = CACHE_SIZE,
+        announcer: Announcer | None = None,
     ) -> None:
+        """``announcer``: told of every check-in's answer, whose upkeep may have changed
+        the room's figures (``Announcer.saw``)."""
         self.rooms = rooms
+        self.reports = reports
+        self.announcer = announcer
         self.refresh = refresh
         self.monotonic = monotonic
         self.size = size
@@ -127,7 +135,7 @@ class Lobby:
         stale = version is not None and cached is not None and cached.version < version
         if cached is None or stale or now - cached.at >= self.refresh:
             settings, current = self.rooms.versioned_settings(room)
-            stats = self.rooms.stats(room) if settings else {}
+            stats = self.reports.stats(room) if settings else {}
             cached = _Cached(now, settings, current, stats, {})
             with self._lock:
                 if settings is None:
@@ -153,7 +161,7 @@ class Lobby:
     def cards(self) -> list[Card]:
         """Every room for the lobby: open first, then paused, then closed; by title."""
         found = []
-        for summary in self.rooms.summaries():
+        for summary in self.reports.summaries():
             settings = self._room(summary.name).settings
             if settings is not None:
                 found.append(Card(summary, settings))
@@ -164,7 +172,7 @@ class Lobby:
         """The room's statistics as last read (at most ``refresh`` seconds old)."""
         return self._room(room).stats
 
-    def rates(self, room: str, now: float, capacity: int = 0) -> estimate.Rates | None:
+    def rates(self, room: str, now: float, capacity: int = 0) -> pace.Rates | None:
         """The room's service and dropout rates from the cached statistics, at the
         ``capacity`` a script just answered with (else the cached settings')."""
         cached = self._room(room)
@@ -175,7 +183,7 @@ class Lobby:
         if kept is not None and abs(now - kept[0]) < self.refresh:
             return kept[1]
         typical = cached.settings.typical_stay_seconds
-        rates = estimate.rates(cached.stats, now, seats, typical)
+        rates = pace.rates(cached.stats, now, seats, typical)
         cached.rates[seats] = (now, rates)
         return rates
 
@@ -230,7 +238,10 @@ class Lobby:
         return self.standing(room, ticket)
 
     def check_in(self, room: str, token: str, shown: str | None = None) -> Standing:
-        return self.standing(room, self.rooms.check_in(room, token), shown)
+        ticket = self.rooms.check_in(room, token)
+        if self.announcer is not None:
+            self.announcer.saw(room, ticket)
+        return self.standing(room, ticket, shown)
 
     def standing(self, room: str, ticket: Ticket, shown: str | None = None) -> Standing:
         cached = self._room(room, ticket.version)
@@ -257,9 +268,9 @@ class Lobby:
         alive); an offered or held seat is only looked at, so a page that is not the
         room neither claims it nor keeps it beyond its own deadline; an ended ticket
         says why. Never joins."""
-        state = self.rooms.ticket_state(room, token)
+        state = self.reports.ticket_state(room, token)
         if state in ("offered", "admitted"):
-            deadline = self.rooms.seat_deadline(room, token)
+            deadline = self.reports.seat_deadline(room, token)
             if deadline is not None and deadline > self.now():
                 return self._seat(room, state, deadline)
         try:
@@ -271,7 +282,7 @@ class Lobby:
         except RoomNotFound:
             return Place(room, "ended", ended=self.ended(room, "deleted"))
         if standing.ticket.seated:  # this check-in claimed an offered seat
-            deadline = self.rooms.seat_deadline(room, token)
+            deadline = self.reports.seat_deadline(room, token)
             return self._seat(room, "offered", deadline or self.now())
         return Place(room, "waiting", standing)
 
@@ -300,5 +311,5 @@ class Lobby:
         return None if rates is None else rates.basis
 
     def now(self) -> float:
-        """Wall-clock seconds: the engine's clock when a test set one, else this host's."""
-        return self.rooms.clock() if self.rooms.clock is not None else time.time()
+        """Wall-clock seconds, on the process's one clock."""
+        return self.rooms.clock()

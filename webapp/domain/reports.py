@@ -1,17 +1,21 @@
-"""What the admin panel and the admin API read about a room: the line a page at a time,
-a ticket by support code, the audit log, the per-minute history behind the charts and
-how right the wait estimates were. Reads only; every change goes through ``Visits``.
-No Flask here."""
+"""Every read of a room, in one place: its figures and who is seated (the room's page
+and its sockets), a ticket's record, the statistics behind the wait estimates, and
+what the admin panel and the admin API read (the line a page at a time, a ticket by
+support code, the audit log, the per-minute history behind the charts, how right the
+wait estimates were). Reads only; every change goes through ``Visits``. No Flask here."""
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
-from webapp.domain.rooms import RoomNotFound, WaitingRooms, valid_room_name
+from webapp.domain.refusals import RoomNotFound
+from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
+from webapp.domain.tickets import Participant, RoomSummary, valid_room_name
+from webapp.redis.replies import record, text, texts
 
 PAGE = 50  # people per page of the line
 FIGURES = ("w", "s", "joined", "admitted", "ended_dropped", "ended_left")
@@ -78,6 +82,86 @@ class Reports:
             raise RoomNotFound(f"no room named {room[:80]!r}")
         return self.keys.room(room)
 
+    # -- the room at a glance ------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return self.rooms.names()
+
+    def summary(self, room: str) -> RoomSummary | None:
+        """One room's figures in one round trip; None if there is no such room."""
+        if not valid_room_name(room):
+            return None
+        keys = self.keys.room(room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(keys.settings, "capacity", "status", "notice")
+        pipe.zcard(keys.seats)
+        pipe.zcard(keys.line)
+        (capacity, status, notice), active, waiting = pipe.execute()
+        if capacity is None:
+            return None
+        return RoomSummary(room, int(capacity), active, waiting, text(status), notice or "")
+
+    def summaries(self) -> list[RoomSummary]:
+        """Every room's figures; tidies index entries of rooms deleted meanwhile."""
+        out = []
+        for name in self.names():
+            summary = self.summary(name)
+            if summary is None:
+                self.client.srem(self.keys.rooms, name)
+            else:
+                out.append(summary)
+        return out
+
+    def participants(self, room: str) -> list[Participant]:
+        """Who holds a seat, in the order they were seated."""
+        keys = self.keys.room(room)
+        tokens = [text(t) for t in self.client.zrange(keys.seats, 0, -1)]
+        if not tokens:
+            return []
+        people = []
+        for token, raw in zip(tokens, self.client.hmget(keys.tickets, tokens), strict=True):
+            if raw is None:
+                continue
+            t = record(raw)
+            people.append(Participant(token, t.get("n", ""), t["st"], t["a"]))
+        return sorted(people, key=lambda p: p.since)
+
+    def stats(self, room: str) -> dict[str, float]:
+        """The room's statistics: counters as stored, and each event's decayed figures
+        (one field "n s q t" in Redis, room_lib.lua's record) as "<event>:n|s|q|t"."""
+        stats: dict[str, float] = {}
+        for field, value in texts(self.client.hgetall(self.keys.room(room).stats)).items():
+            figures = value.split(" ")
+            if len(figures) == 1:
+                stats[field] = float(value)
+            else:
+                stats.update(zip(_figure_names(field), map(float, figures), strict=True))
+        return stats
+
+    # -- one ticket ------------------------------------------------------------------
+
+    def ticket_state(self, room: str, token: str) -> str | None:
+        """A ticket's state as last written (waiting, offered, admitted, ended), without
+        checking it in; None if unknown. A read only: it may lag a lapse not yet swept."""
+        if not valid_room_name(room):
+            return None
+        raw = self.client.hget(self.keys.room(room).tickets, token)
+        return None if raw is None else str(record(raw)["st"])
+
+    def seat_deadline(self, room: str, token: str) -> float | None:
+        """When a seated (or offered) ticket's seat is given up unless renewed or claimed;
+        None if it holds none. On the lease clock, which runs behind ``now`` only by
+        outages, so it is at worst a little early as a "time left"."""
+        if not valid_room_name(room):
+            return None
+        score = self.client.zscore(self.keys.room(room).seats, token)
+        return None if score is None else float(score)
+
+    def email_of(self, room: str, token: str) -> str:
+        """The email a ticket is told at ("" if none)."""
+        raw = self.client.hget(self.keys.room(room).tickets, token)
+        return str(record(raw).get("em", ""))
+
     # -- people ---------------------------------------------------------------
 
     def line(self, room: str, offset: int = 0, limit: int = PAGE) -> LinePage:
@@ -131,7 +215,7 @@ class Reports:
 
     def _people(self, room: str, tokens: list[Any], first_position: int = 0) -> list[Person]:
         keys = self._keys(room)
-        tokens = [_text(t) for t in tokens]
+        tokens = [text(t) for t in tokens]
         if not tokens:
             return []
         pipe = self.client.pipeline(transaction=False)
@@ -143,7 +227,7 @@ class Reports:
         for i, (token, raw) in enumerate(zip(tokens, records, strict=True)):
             if raw is None:
                 continue
-            t = json.loads(raw)
+            t = record(raw)
             state = str(t.get("st", ""))
             if state == "ended":
                 continue
@@ -176,18 +260,18 @@ class Reports:
         wanted = set(kinds)
         entries = []
         for entry_id, fields in self.client.xrevrange(keys.audit, count=count * 10):
-            kind = _text(fields.get("kind", ""))
+            kind = text(fields.get("kind", ""))
             if wanted and kind not in wanted:
                 continue
             entries.append(
                 AuditEntry(
-                    id=_text(entry_id),
+                    id=text(entry_id),
                     at=float(fields.get("at", 0)),
                     kind=kind,
-                    who=_text(fields.get("who", "")),
-                    code=_text(fields.get("code", "")),
-                    name=_text(fields.get("name", "")),
-                    detail=_text(fields.get("detail", "")),
+                    who=text(fields.get("who", "")),
+                    code=text(fields.get("code", "")),
+                    name=text(fields.get("name", "")),
+                    detail=text(fields.get("detail", "")),
                 )
             )
             if len(entries) >= count:
@@ -217,7 +301,7 @@ class Reports:
         errors, inside, points = [], 0, []
         for _id, fields in self.client.xrange(keys.accuracy, min=since_ms, count=5000):
             try:
-                wait, low, high = (float(x) for x in _text(fields["predicted"]).split(","))
+                wait, low, high = (float(x) for x in text(fields["predicted"]).split(","))
                 actual = float(fields["actual"])
                 at = float(fields["at"])
             except (KeyError, ValueError):
@@ -234,13 +318,12 @@ class Reports:
     def overview(self, now: float) -> list[Overview]:
         """Every room with its settings and figures, by name."""
         out = []
-        for name in self.rooms.names():
-            settings, _version = self.rooms.versioned_settings(name)
-            summary = self.rooms.summary(name)
+        for name in self.names():
+            settings = self.rooms.settings(name)
+            summary = self.summary(name)
             if settings is None or summary is None:
                 continue
             recent = {k: [v or 0.0 for v in vs] for k, vs in self.history(name, now, 10).items()}
-            notice = _text(self.client.hget(self.keys.room(name).settings, "notice") or "")
             out.append(
                 Overview(
                     name=name,
@@ -250,7 +333,7 @@ class Reports:
                     joined_per_minute=sum(recent["joined"]) / 10,
                     admitted_per_minute=sum(recent["admitted"]) / 10,
                     dropped_per_minute=sum(recent["ended_dropped"]) / 10,
-                    notice=notice,
+                    notice=summary.notice,
                 )
             )
         return out
@@ -260,5 +343,7 @@ def _since(person: Person) -> float:
     return person.since
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+@lru_cache(maxsize=256)
+def _figure_names(event: str) -> tuple[str, ...]:
+    """The names of an event's four figures, "<event>:n|s|q|t" (built once each)."""
+    return tuple(f"{event}:{figure}" for figure in "nsqt")

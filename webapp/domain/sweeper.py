@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import threading
 
-from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
 from webapp.periodic import run_every
 
 
 class Sweeper:
-    def __init__(self, rooms: WaitingRooms, interval: float, visits: Visits | None = None) -> None:
-        self.rooms = rooms
+    def __init__(self, visits: Visits, interval: float) -> None:
         self.visits = visits
+        self.rooms = visits.rooms
         self.interval = interval
         self._stop: threading.Event | None = None
 
@@ -36,5 +35,5 @@ class Sweeper:
             return 0
         handled = 0
         for name in self.rooms.names():
-            handled += self.visits.sweep(name) if self.visits else self.rooms.sweep(name)
+            handled += self.visits.sweep(name)
         return handled

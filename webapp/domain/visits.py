@@ -1,56 +1,58 @@
-"""Every change to who is where, with all its side effects, in one place.
+"""Every change to who is where, and to the rooms themselves, with all its side effects,
+in one place.
 
-Ending a ticket also takes its holder out of the room's chat and tells the room's open
-pages; an admission tells the room; a notice reaches the room's sockets at once. The
-pages, the JSON API, the admin panel and the background sweep all call these, so no
+Ending a ticket also takes its holder out of the room's chat, tells the room's open
+pages and closes the holder's own sockets; an admission tells the room; a notice
+reaches the room's sockets at once; a room socket's open and close are its holder's
+presence and chat membership; a room's settings, status and deletion each run their
+script, drop this process's cached settings and tell the room. The pages, the JSON
+API, the admin panel, the room socket and the background sweep all call these, so no
 path forgets a step. The room and its chat live in different cluster slots, so the chat
 step follows the room script rather than being part of it. No Flask here.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple
 
-from webapp.domain.chat import Chats, room_chat_id
+from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renamed_frame
+from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.rooms import Admission, Ticket, WaitingRooms, public_id
+from webapp.domain.reports import Reports
+from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
+from webapp.domain.tickets import Admission, Ticket, public_id
 from webapp.domain.waitlist import Waitlists
 
+log = logging.getLogger(__name__)
 MAX_NOTICE = 280  # characters
 
 
-RENAMED = "member.renamed"
+class Opened(NamedTuple):
+    """A room socket's start: the seat it holds and its place in the room's chat."""
 
-
-def renamed_frame(token: str, name: str) -> dict[str, Any]:
-    """Tells a room's sockets that the holder of ``token`` is now called ``name``."""
-    return {"type": RENAMED, "id": public_id(token), "name": name}
-
-
-class Publisher(Protocol):
-    """Tells a room's open sockets in every process (``webapp.realtime.RoomRelay``)."""
-
-    def changed(self, room: str) -> None: ...
-
-    def publish(self, room: str, frame: Mapping[str, Any]) -> None: ...
+    ticket: Ticket
+    chat: Joined
 
 
 class Visits:
     def __init__(
         self,
         rooms: WaitingRooms,
+        reports: Reports,
         chats: Chats,
-        publisher: Publisher,
-        lobby: Lobby | None = None,
-        waitlists: Waitlists | None = None,
+        announcer: Announcer,
+        lobby: Lobby,
+        waitlists: Waitlists,
     ) -> None:
         self.rooms = rooms
+        self.reports = reports
         self.chats = chats
-        self.publisher = publisher
-        self.lobby = lobby or Lobby(rooms)
-        self.waitlists = waitlists or Waitlists(rooms)
+        self.announcer = announcer
+        self.lobby = lobby
+        self.waitlists = waitlists
 
     # -- the room itself --------------------------------------------------------
 
@@ -60,37 +62,42 @@ class Visits:
         (a capacity raise, a reopen) can let people in from the line."""
         settings = self.rooms.configure(room, changes, who=who)
         self.lobby.forget(room)
-        self.publisher.changed(room)
+        self.announcer.changed(room)
         return settings
 
     def set_status(self, room: str, status: str, who: str = "api") -> RoomSettings:
         """Opens, pauses or closes the room (a change of settings like any other)."""
         return self.configure(room, {"status": status}, who=who)
 
-    def delete(self, room: str) -> bool:
-        """Removes the room with everything in it; its open pages are told. False if
-        there was no such room."""
+    def delete(self, room: str, who: str = "api") -> bool:
+        """Removes the room with everything in it, its audit log too (so the deletion is
+        logged here); its chat ends, and its open pages say so and close their sockets.
+        False if there was no such room."""
         deleted = self.rooms.delete(room)
         self.lobby.forget(room)
-        if deleted:
-            self.publisher.changed(room)
-        return deleted
+        self.announcer.forget(room)
+        if not deleted:
+            return False
+        log.info("room %s deleted by %s, with its line, seats and audit log", room, who)
+        chat = room_chat_id(room)
+        for member in self.chats.members(chat):
+            self.chats.leave(chat, member)
+        self.announcer.publish(room, deleted_frame())
+        return True
 
     # -- people -----------------------------------------------------------------
 
     def join(
         self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
     ) -> Standing:
-        """A visitor asks in (or, with a live identity, checks in again). Whoever holds a
-        seat now is shown in the room at once. ``email`` (normalised): the visitor is
-        told there when a seat is offered to them."""
+        """A visitor asks in (or, with a live identity, checks in again): the room is
+        told, whether they took a seat or a place in line. ``email`` (normalised): the
+        visitor is told there when a seat is offered to them."""
         standing = self.lobby.join(room, identity=identity, name=name, email=email, lang=lang)
-        if standing.ticket.seated:
-            self.publisher.changed(room)
+        self.announcer.changed(room, standing.ticket)
         if standing.raw is not None and not standing.ticket.seated:
-            guess = standing.raw
-            low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
-            self.rooms.predict(room, standing.ticket.token, guess.wait, low, high)
+            low, high = standing.raw.range
+            self.rooms.predict(room, standing.ticket.token, standing.raw.wait, low, high)
         return standing
 
     def enter(self, room: str, token: str, hold: float, claims: bool = False) -> Ticket:
@@ -100,7 +107,9 @@ class Visits:
         room is told."""
         ticket = self.rooms.presence(room, token, "beat", hold=hold)
         if claims:
-            self.publisher.changed(room)
+            self.announcer.changed(room, ticket)
+        else:
+            self.announcer.saw(room, ticket)
         return ticket
 
     def rename(self, room: str, token: str, name: str) -> bool:
@@ -108,16 +117,18 @@ class Visits:
         visitor's own open sockets (another tab) sign their next messages with it."""
         renamed = self.rooms.rename(room, token, name)
         if renamed:
-            self.publisher.publish(room, renamed_frame(token, name))
-            self.publisher.changed(room)
+            self.announcer.publish(room, renamed_frame(token, name))
+            self.announcer.changed(room)
         return renamed
 
     def end(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
-        """Ends the ticket (its seat or its place), takes it out of the room's chat and
-        tells the room. ``why`` removed and ``who``: an admin's doing, audited."""
+        """Ends the ticket (its seat or its place), takes it out of the room's chat, tells
+        the room and closes the holder's open sockets (another tab; an admin's removal).
+        ``why`` removed and ``who``: an admin's doing, audited."""
         ticket = self.rooms.leave(room, token, why=why, who=who)
         self.chats.leave(room_chat_id(room), public_id(token))
-        self.publisher.changed(room)
+        self.announcer.publish(room, ended_frame(token, ticket.why or why))
+        self.announcer.changed(room, ticket)
         return ticket
 
     def remove(self, room: str, token: str, who: str) -> Ticket:
@@ -130,20 +141,20 @@ class Visits:
         """An admin lets the next ``count`` in line in (see ``WaitingRooms.admit``)."""
         admission = self.rooms.admit(room, count, request_id, override, who)
         if admission.tokens and not admission.replay:
-            self.publisher.changed(room)
+            self.announcer.changed(room)
         return admission
 
     def admit_one(self, room: str, token: str, override: bool, who: str) -> Admission:
         """An admin lets one person in line in, wherever they stand."""
         admission = self.rooms.admit(room, 1, override=override, who=who, token=token)
         if admission.tokens:
-            self.publisher.changed(room)
+            self.announcer.changed(room)
         return admission
 
     def move(self, room: str, token: str, place: int, who: str) -> Ticket:
         """An admin moves someone in line to ``place`` (1 = the front)."""
         ticket = self.rooms.move(room, token, place, who)
-        self.publisher.changed(room)
+        self.announcer.changed(room, ticket)
         return ticket
 
     def notice(self, room: str, text: str, who: str) -> str:
@@ -152,8 +163,35 @@ class Visits:
         printable = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
         text = " ".join(printable.split())[:MAX_NOTICE].rstrip()
         self.rooms.set_notice(room, text, who)
-        self.publisher.publish(room, {"type": "notice", "text": text})
+        self.announcer.publish(room, {"type": "notice", "text": text})
         return text
+
+    # -- a seat's open room sockets ---------------------------------------------
+
+    def open(self, room: str, token: str, hold: float) -> Opened:
+        """A room socket of a seated ticket opened: its presence opens (the seat is held
+        ``hold`` seconds without a beat; an offered seat is claimed) and its holder joins
+        the room's chat (a reconnect keeps what they had seen). The admission was
+        announced when it happened; this tells the room only of what upkeep changed."""
+        ticket = self.rooms.presence(room, token, "open", hold=hold)
+        self.announcer.saw(room, ticket)
+        chat = self.chats.join(room_chat_id(room), public_id(token), self.rooms.clock())
+        return Opened(ticket, chat)
+
+    def beat(self, room: str, token: str, hold: float) -> Ticket:
+        """An open socket is alive: the seat is held ``hold`` seconds more."""
+        ticket = self.rooms.presence(room, token, "beat", hold=hold)
+        self.announcer.saw(room, ticket)
+        return ticket
+
+    def close(self, room: str, token: str) -> Ticket:
+        """A room socket closed: the seat is held for the room's grace from now (the
+        holder stays in the chat until the seat ends), and the room is told."""
+        ticket = self.rooms.presence(room, token, "close")
+        self.announcer.changed(room, ticket)
+        return ticket
+
+    # -- upkeep -------------------------------------------------------------------
 
     def sweep(self, room: str) -> int:
         """The background upkeep of one room: lapses and dropouts, admissions from the
@@ -163,7 +201,7 @@ class Visits:
         handled += self.tidy_chat(room)
         handled += self.waitlists.sweep(room)
         if handled:
-            self.publisher.changed(room)
+            self.announcer.changed(room)
         return handled
 
     def tidy_chat(self, room: str) -> int:
@@ -173,7 +211,7 @@ class Visits:
         members = set(self.chats.members(chat_id))
         if not members:
             return 0
-        seated = {public_id(p.token) for p in self.rooms.participants(room)}
+        seated = {public_id(p.token) for p in self.reports.participants(room)}
         gone = members - seated
         for member in gone:
             self.chats.leave(chat_id, member)

@@ -3,10 +3,11 @@ days if need be, with no check-ins; only an admin or the schedule lets them in.
 
 The rules live in ``webapp/lua/waitlist_lib.lua`` and the ``waitlist_*.lua`` scripts,
 one script per change over one room's keys; batch admission is ``room_admit.lua``, as
-for live rooms (``WaitingRooms.admit``). This module checks emails, hashes addresses,
-works out the lottery's ranks (HMAC-SHA256, which Lua lacks) and parses replies. The
-functions at the bottom (``priority_score``, ``verify_draw``) are the published rules,
-in plain Python, for anyone to check the order against. No Flask here.
+for live rooms (``WaitingRooms.admit``). This module hashes addresses and device ids,
+ranks a lottery's participants (HMAC-SHA256, which Lua lacks, by the published rules of
+``webapp.domain.draw``) and parses replies; emails are checked by
+``webapp.domain.emails``, and what it answers with is ``webapp.domain.entries``. No
+Flask here.
 """
 
 from __future__ import annotations
@@ -14,232 +15,68 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import json
 import secrets
-from collections.abc import Iterable
-from functools import cache
-from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any
 
-from email_validator import EmailNotValidError, validate_email
-
-from webapp.domain.rooms import (
-    InvalidInput,
-    RoomError,
-    RoomNotFound,
-    Ticket,
-    TicketNotFound,
-    WaitingRooms,
-    clean_display_name,
-    valid_room_name,
+from webapp.domain.draw import DRAWN, draw_score
+from webapp.domain.emails import EmailRefused, normalise_email
+from webapp.domain.entries import (
+    DrawRecord,
+    Entry,
+    EntryDetail,
+    HeldReferral,
+    MailFigures,
+    OutboxMessage,
+    Referee,
+    Referrals,
+    Resent,
+    SweepResult,
+    WaitlistFigures,
 )
+from webapp.domain.refusals import (
+    EntryNotFound,
+    NotALottery,
+    NotAWaitlist,
+    NotHeld,
+    OldAddress,
+    Reply,
+    RoomNotFound,
+    check,
+)
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.tickets import clean_display_name, ticket_reply, valid_room_name
 from webapp.redis.keys import WaitlistKeys
+from webapp.redis.replies import record as _record
+from webapp.redis.replies import text as _text
 
-TWO32 = 2**32
-DRAWN = TWO32  # a drawn entry's score: DRAWN + its rank (52 bits)
-MAX_POINTS = 1_000_000  # referral_cap's upper bound: below 2**21, so scores stay exact
+__all__ = [  # the waitlist's refusals and values, named here too
+    "DrawRecord",
+    "EmailRefused",
+    "Entry",
+    "EntryDetail",
+    "EntryNotFound",
+    "HeldReferral",
+    "MailFigures",
+    "NotALottery",
+    "NotAWaitlist",
+    "NotHeld",
+    "OldAddress",
+    "OutboxMessage",
+    "Resent",
+    "SweepResult",
+    "WaitlistFigures",
+    "Waitlists",
+]
+
+TREE_DEPTH = 3  # levels of referees shown below an entry
+TREE_SHOWN = 300  # referees shown at most, breadth first
+CHAIN_SHOWN = 64  # referrers followed up (a loop cannot form: referrals happen at join)
 RANK_CHUNK = 2000  # participants ranked per script call during a draw
 MAX_DEVICE = 200  # characters of a device id that count
 CROCKFORD = str.maketrans("ILO", "110")  # referral codes are read aloud and retyped
 LANGUAGES = ("en", "de", "es")  # an entry's emails are in one of these (kept at join)
 RESEND_MOST = 5  # confirmation emails per entry at most, the sign-up's included
 RESEND_GAP = 120  # seconds between two confirmation emails to one address, at least
-
-# Mail providers that ignore parts of the local part: (canonical domain, dots ignored,
-# "+tag" ignored). Only these are folded; elsewhere a dot or a plus may be significant.
-PROVIDERS = {
-    "gmail.com": ("gmail.com", True, True),
-    "googlemail.com": ("gmail.com", True, True),
-    "outlook.com": ("outlook.com", False, True),
-    "hotmail.com": ("hotmail.com", False, True),
-    "live.com": ("live.com", False, True),
-    "icloud.com": ("icloud.com", False, True),
-    "me.com": ("me.com", False, True),
-    "fastmail.com": ("fastmail.com", False, True),
-    "proton.me": ("proton.me", False, True),
-    "protonmail.com": ("protonmail.com", False, True),
-}
-
-
-class NotAWaitlist(RoomError):
-    """The room is a live room: people join it on its page, not with an email."""
-
-
-class EmailRefused(InvalidInput):
-    """An email that cannot sign up: ``reason`` is syntax or disposable."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class EntryNotFound(TicketNotFound):
-    pass
-
-
-class NotALottery(RoomError):
-    """Only a lottery waitlist holds a draw."""
-
-
-class NotHeld(RoomError):
-    """The referral is not held for review (never held, or released or voided already)."""
-
-
-class OldAddress(InvalidInput):
-    """A confirmation link sent to an address its entry corrected since: it confirms
-    nothing (the link to the corrected address does)."""
-
-
-class Resent(NamedTuple):
-    """What became of a request for the confirmation email again."""
-
-    outcome: str  # sent | confirmed | not_waiting | too_many | taken | too_soon
-    wait: int  # too_soon: seconds until one may be sent
-
-    @property
-    def sent(self) -> bool:
-        return self.outcome == "sent"
-
-
-class EmailAddress(NamedTuple):
-    address: str  # where mail goes: as written, its domain normalised
-    key: str  # one per mailbox: lower case, provider aliases folded (the dedupe key)
-
-
-class Referrals(NamedTuple):
-    credited: int  # referees whose boost counted (possibly 0 points, at the cap)
-    held: int  # referees whose boost waits for an admin's review
-    pending: int  # referees who have not confirmed their email yet
-
-
-class Entry(NamedTuple):
-    """One entry of a waitlist, as a script saw it: a Ticket (token = the entry id,
-    active = how many were admitted, support_code = the referral code) and more."""
-
-    ticket: Ticket
-    confirmed: bool  # the email is confirmed (double opt-in); never admitted before
-    referral_code: str
-    score: int  # referral points (the priority)
-    referrals: Referrals
-    ordering: str  # fifo | priority | lottery
-    draw: str  # the lottery's state: '' | committed | ranking | drawn
-
-    @property
-    def id(self) -> str:
-        return self.ticket.token
-
-    @property
-    def state(self) -> str:
-        """waiting | admitted."""
-        return self.ticket.state
-
-    @property
-    def position(self) -> int:
-        """1 = next in line; 0 once admitted, or in a lottery before its draw."""
-        return self.ticket.position
-
-
-class DrawRecord(NamedTuple):
-    """A lottery's draw, as anyone may see it: the seed only once the draw has begun."""
-
-    state: str  # '' (no lottery) | committed | ranking | drawn
-    commitment: str  # SHA-256 of the seed, hex: published when the lottery was set
-    seed: str  # hex; '' until the draw
-    committed_at: float
-    started_at: float
-    finished_at: float
-    entries: int  # participants ranked so far
-
-
-class HeldReferral(NamedTuple):
-    """A referral boost waiting for an admin: release it (credit) or void it."""
-
-    referee: str  # entry id
-    referee_code: str
-    referee_name: str
-    referrer: str
-    referrer_code: str
-    referrer_name: str
-    why: str  # network | device | address | velocity
-    since: float
-
-
-class Referee(NamedTuple):
-    """One leg of a referral tree (the admin panel): an entry someone referred, what its
-    leg gave its referrer, and its own referees (to a bounded depth)."""
-
-    entry: str  # entry id
-    name: str
-    code: str  # its referral code (its support code)
-    email: str
-    state: str  # waiting | admitted | lapsed
-    confirmed: bool
-    leg: str  # pending | credited | held | void
-    why: str  # held: network | device | address | velocity; void: loop | admin | gone
-    points: int  # what the leg gave the referrer (credited; 0 at the cap)
-    referees: tuple[Referee, ...]
-
-
-class EntryDetail(NamedTuple):
-    """One entry as an admin sees it: its standing, email, its referrers up the chain
-    (nearest first) and its referral tree below it."""
-
-    entry: Entry
-    name: str
-    email: str
-    leg: str  # its own referral leg ('' if nobody referred it)
-    why: str
-    referrers: tuple[tuple[str, str, str], ...]  # (entry id, name, referral code)
-    referees: tuple[Referee, ...]
-    shown: int  # referees listed (at most TREE_SHOWN, to TREE_DEPTH levels)
-
-
-TREE_DEPTH = 3  # levels of referees shown below an entry
-TREE_SHOWN = 300  # referees shown at most, breadth first
-CHAIN_SHOWN = 64  # referrers followed up (a loop cannot form: referrals happen at join)
-
-
-class WaitlistFigures(NamedTuple):
-    """A waitlist at a glance (the admin panel)."""
-
-    entries: int  # everyone who signed up
-    waiting: int  # in line, confirmed or not
-    confirmed: int  # confirmed their email (admitted ones included)
-    admitted: int  # admitted and not lapsed (claimed ones included)
-    held: int  # referral boosts held for review
-    claimed: int = 0  # admitted entries that used their claim link
-    lapsed: int = 0  # admitted entries that did not claim in time
-
-
-class MailFigures(NamedTuple):
-    """A room's emails at a glance (the admin panel): notices in each state now."""
-
-    sent: int
-    unsent: int  # in the outbox, not sent nor given up on yet (retries included)
-    retry: int  # a send failed; tried again after its backoff
-    failed: int  # given up after the last try
-
-
-class OutboxMessage(NamedTuple):
-    """One message of a room's outbox (the mailer reads them in order)."""
-
-    id: str  # the stream's id
-    kind: str  # confirm | admitted | lapsed | near (NOTICE_KINDS)
-    entry: str
-    email: str
-    name: str
-    at: float
-    lang: str = "en"  # the entry's language (en, de, es), for the mailer's templates
-    until: float = 0  # admitted: the claim deadline the link carries
-    nth: int = 1  # confirm: the 2nd or 3rd, sent when an unconfirmed entry signs up again
-
-
-class SweepResult(NamedTuple):
-    """What one sweep turn did to a waitlist."""
-
-    admitted: int  # by the schedule, and in place of lapsed entries
-    lapsed: int  # admitted entries not claimed by their deadline
-    near: int  # entries told they are nearly in
 
 
 class Waitlists:
@@ -265,18 +102,7 @@ class Waitlists:
         return self.scripts[script](keys=keys, args=[*self.rooms.argv_header(), *args])
 
     def _entry(self, reply: list[Any], room: str) -> Entry:
-        code = _text(reply[0])
-        if code == "not_waitlist":
-            raise NotAWaitlist(f"room {room!r} is not a waitlist")
-        if code == "unknown":
-            raise EntryNotFound("no such entry on this waitlist")
-        if code == "not_held":
-            raise NotHeld("this referral is not held for review")
-        if code == "old_address":
-            raise OldAddress("this link was sent to an address the entry has corrected since")
-        if code == "no_room":
-            raise RoomNotFound(f"no room named {room!r}")
-        ticket = WaitingRooms._ticket([code, *reply[1:14]], room)  # the codes rooms share
+        ticket = ticket_reply(reply[:14], room, unknown="unknown_entry")
         return Entry(
             ticket=ticket,
             confirmed=int(reply[14]) == 1,
@@ -356,7 +182,7 @@ class Waitlists:
         )
         code = _text(reply[0])
         if code in ("no_room", "not_waitlist", "unknown"):
-            self._entry([code], room)  # raises what a position read would
+            check("unknown_entry" if code == "unknown" else code, Reply(room))
         return Resent(code, int(reply[1]))
 
     def email_of(self, room: str, entry: str) -> str:
@@ -510,12 +336,7 @@ class Waitlists:
         """Holds the lottery's draw now (or finishes one under way): reveals the seed
         and ranks everyone waiting by HMAC-SHA256(seed, entry id). Idempotent."""
         code, state, seed, _commitment = (_text(x) for x in self._run("waitlist_draw", room, who))
-        if code == "no_room":
-            raise RoomNotFound(f"no room named {room!r}")
-        if code == "not_waitlist":
-            raise NotAWaitlist(f"room {room!r} is not a waitlist")
-        if code == "not_lottery":
-            raise NotALottery(f"room {room!r} is not a lottery")
+        check(code, Reply(room))
         if state == "ranking":
             self._rank(room, bytes.fromhex(seed), who)
         return self.draw_record(room)
@@ -624,88 +445,3 @@ class Waitlists:
         prefix = 24 if ip.version == 4 else 56
         network = ipaddress.ip_network(f"{ip}/{prefix}", strict=False)
         return self._hash("address", str(ip)), self._hash("network", str(network))
-
-
-# -- emails -------------------------------------------------------------------------
-
-
-@cache
-def disposable_domains() -> frozenset[str]:
-    """The bundled list of disposable mail domains (``disposable_domains.txt``)."""
-    text = resources.files("webapp.domain").joinpath("disposable_domains.txt").read_text()
-    lines = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
-    return frozenset(line for line in lines if line)
-
-
-def is_disposable(domain: str) -> bool:
-    """The domain or one of its parents is on the list (``x.mailinator.com`` too)."""
-    parts = domain.lower().rstrip(".").split(".")
-    listed = disposable_domains()
-    return any(".".join(parts[i:]) in listed for i in range(len(parts) - 1))
-
-
-def normalise_email(raw: object) -> EmailAddress:
-    """The email checked by syntax (no DNS lookup) and against disposable domains, with
-    its key: lower case, and for providers that ignore them, dots and +tags dropped and
-    aliases folded (googlemail.com is gmail.com)."""
-    if not isinstance(raw, str):
-        raise EmailRefused("syntax", "email must be text")
-    try:
-        valid = validate_email(raw.strip(), check_deliverability=False)
-    except EmailNotValidError as error:
-        raise EmailRefused("syntax", f"that email address is not valid: {error}") from None
-    domain = valid.ascii_domain.lower()
-    if is_disposable(domain):
-        raise EmailRefused("disposable", "please sign up with a lasting email address")
-    local = valid.local_part.lower()
-    rule = PROVIDERS.get(domain)
-    if rule is not None:
-        domain, no_dots, no_tags = rule
-        folded = local.split("+", 1)[0] if no_tags else local
-        folded = folded.replace(".", "") if no_dots else folded
-        local = folded or local
-    return EmailAddress(valid.normalized, f"{local}@{domain}")
-
-
-# -- the published rules ------------------------------------------------------------
-
-
-def priority_score(points: int, seq: int) -> int:
-    """The sorted-set score of an entry in priority order: more points first, then the
-    earlier join. With 0 <= points <= MAX_POINTS < 2**21 and 1 <= seq < 2**32, its size
-    stays below 2**53, so a double holds it exactly: scores never round, and two
-    entries never tie (seq is unique). waitlist_lib.lua computes the same."""
-    return seq - points * TWO32
-
-
-def draw_rank(seed: bytes, entry: str) -> int:
-    """An entry's lottery rank: the first 52 bits of HMAC-SHA256(seed, entry id), as a
-    big-endian integer (exact in a sorted-set score). Lower goes first."""
-    digest = hmac.new(seed, entry.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") >> 12
-
-
-def draw_score(seed: bytes, entry: str) -> int:
-    return DRAWN + draw_rank(seed, entry)
-
-
-def commitment_of(seed_hex: str) -> str:
-    """What was published before the draw: the SHA-256 of the seed's bytes, hex."""
-    return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest()
-
-
-def verify_draw(seed_hex: str, entry_ids: Iterable[str]) -> list[str]:
-    """The draw's order, recomputed from the revealed seed and the participants: by rank,
-    ties (about one draw in ten thousand, at a million entries) by entry id, bytewise,
-    as Redis orders equal scores. Check ``commitment_of(seed_hex)`` too."""
-    seed = bytes.fromhex(seed_hex)
-    return sorted(entry_ids, key=lambda entry: (draw_rank(seed, entry), entry.encode()))
-
-
-def _record(raw: Any) -> dict[str, Any]:
-    record = json.loads(raw) if raw else {}
-    return record if isinstance(record, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -90,6 +90,9 @@ class EmbeddedRedis:
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # Not in the terminal's process group: Ctrl+C stops the app, whose exit
+                # then stops this server, after the workers are done with it
+                start_new_session=True,
             )  # fmt: skip
             deadline = time.monotonic() + 15
             while not self.alive():
@@ -110,12 +113,17 @@ class EmbeddedRedis:
         self.process = None
 
 
-def ensure_redis_url(data_dir: str | os.PathLike[str]) -> str:
-    """``REDIS_URL`` if set; else an embedded server's URL (started if need be)."""
-    url = os.environ.get("REDIS_URL")
+def redis_url(given: str | None, data_dir: str | os.PathLike[str], start: bool = True) -> str:
+    """Where the app's Redis is: ``given`` (the setting), else ``REDIS_URL`` from the
+    environment (gunicorn's master hands the embedded server's to its workers so), else
+    the embedded server of ``data_dir``: started here if ``start`` and not running yet,
+    else only named (a process that waits for the app to start it)."""
+    url = given or os.environ.get("REDIS_URL")
     if url:
         return url
-    server = EmbeddedRedis(Path(data_dir).resolve())
+    server = EmbeddedRedis(EmbeddedRedis.resolve(data_dir))
+    if not start:
+        return server.url
     url = server.start()
     if server.process is not None:
         atexit.register(server.stop)
@@ -144,3 +152,11 @@ def connect(url: str, socket_timeout: float = 1.0, connect_timeout: float = 0.5)
         return RedisCluster.from_url("redis://" + url.removeprefix("redis+cluster://"), **options)
     retry = Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
     return redis.Redis.from_url(url, health_check_interval=30, retry=retry, **options)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for the log."""
+    if "@" in url:
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return url

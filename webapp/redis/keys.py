@@ -187,7 +187,7 @@ class Keys:
             messages=f"{base}:messages",
             ids=f"{base}:ids",
             meta=f"{base}:meta",
-            signal=self.hub_channel(f"chat:{chat_id}"),
+            signal=self.hub_channel(self.chat_topic(chat_id)),
         )
 
     def user_seen(self, user_id: str) -> str:
@@ -210,6 +210,16 @@ class Keys:
         """zset of recent send times, for the chat rate limit."""
         return f"{self.prefix}:{{user:{user_id}}}:sends"
 
+    @staticmethod
+    def room_topic(room: str) -> str:
+        """The hub topic of a room's sockets: state frames and what Visits tells them."""
+        return f"room:{room}"
+
+    @staticmethod
+    def chat_topic(chat_id: str) -> str:
+        """The hub topic that wakes a chat's sockets after each send."""
+        return f"chat:{chat_id}"
+
     def hub_channel(self, topic: str) -> str:
         """The pub/sub channel of a hub topic (``webapp.realtime.Hub``)."""
         return f"{self.hub_prefix}{topic}"
@@ -230,9 +240,26 @@ class Keys:
         return f"{self.prefix}:sweep-lock"
 
     @property
+    def limits(self) -> str:
+        """The prefix of flask-limiter's keys (wrong admin credentials per address)."""
+        return f"{self.prefix}:limits"
+
+    @property
+    def mail_health(self) -> str:
+        """string (JSON) with a TTL: the mailer's last check of its SMTP server (ok, the
+        server, the error, when); gone when no mailer has checked lately."""
+        return f"{self.prefix}:mail-health"
+
+    @property
     def admins(self) -> str:
         """hash: admin name -> argon2 hash of the password (the panel's accounts)."""
         return f"{self.prefix}:admins"
+
+    @property
+    def admins_ensure(self) -> str:
+        """string with a short TTL: one process is setting WEBAPP_ADMIN_PASSWORD's account
+        (gunicorn's workers start together; the first does it, once)."""
+        return f"{self.prefix}:admins:ensure"
 
     def admin_session(self, digest: str) -> str:
         """string (JSON) with a TTL of the idle timeout: one logged-in panel session,

@@ -132,7 +132,7 @@ def get_room(room: str) -> ResponseReturnValue:
 @bp.delete("/rooms/<room>")
 @admin_only
 def delete_room(room: str) -> ResponseReturnValue:
-    if not visits().delete(room):
+    if not visits().delete(room, who=WHO):
         raise RoomNotFound(f"no room named {room!r}")
     return jsonify(deleted=room)
 

@@ -36,9 +36,9 @@ from werkzeug.wrappers import Response
 from webapp.admin_session import PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
-from webapp.periodic import off_the_loop
-from webapp.redis.keys import Keys
 from webapp.security import credential_failures, refused_credentials, throttled
+from webapp.services import Services
+from webapp.views import services
 
 log = logging.getLogger(__name__)
 bp = Blueprint("admin_auth", __name__, url_prefix="/admin")
@@ -47,8 +47,7 @@ BOOTSTRAP_ACCOUNT = "admin"
 
 
 def admins() -> Admins:
-    accounts: Admins = current_app.extensions["admins"]
-    return accounts
+    return services().admins
 
 
 def current_admin() -> str | None:
@@ -191,13 +190,13 @@ def _password(value: str) -> str:
         raise click.BadParameter(str(error)) from None  # asked again
 
 
-def init_app(app: Flask, client: Any, keys: Keys) -> None:
+def init_app(app: Flask, built: Services) -> None:
     idle = int(app.config["ADMIN_SESSION_IDLE_SECONDS"])
     if idle < 1:
         raise ConfigError("WEBAPP_ADMIN_SESSION_IDLE_SECONDS must be at least 1")
-    accounts = Admins(client, keys, hashing=off_the_loop)
-    app.extensions["admins"] = accounts
-    app.session_interface = PanelSessionInterface(AdminSessions(client, keys, idle), accounts)
+    accounts = built.admins
+    sessions = AdminSessions(built.client, built.keys, idle)
+    app.session_interface = PanelSessionInterface(sessions, accounts)
     app.register_blueprint(bp)
     app.cli.add_command(admin_cli)
     # First of all: without an account, even a POST without a CSRF token gets 404

@@ -9,7 +9,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.rooms import Admission
 from webapp.domain.visits import MAX_NOTICE
-from webapp.views import rooms, visits
+from webapp.views import reports, visits
 from webapp.views.admin_api import MAX_ADMIT, MAX_REQUEST_ID
 from webapp.views.admin_auth import login_required
 from webapp.views.admin_panel import back, existing, panel_blueprint, someone, who, whole_number
@@ -105,7 +105,7 @@ def notice(room: str) -> ResponseReturnValue:
 def why_nobody(room: str) -> str:
     if existing(room).kind == "waitlist":
         return "no confirmed entry is waiting."
-    summary = rooms().summary(room)
+    summary = reports().summary(room)
     if summary is None or not summary.waiting:
         return "nobody is waiting in line."
     taken = "the one seat is" if summary.capacity == 1 else f"all {summary.capacity:,} seats are"

@@ -37,7 +37,7 @@ def room_page(
     """The room's page; after bad input, ``errors`` by field and the ``form`` as sent
     (``typed``: it was the settings form, shown again as typed)."""
     settings = rooms().settings(room)
-    summary = rooms().summary(room)
+    summary = reports().summary(room)
     if settings is None or summary is None:
         return missing(room)
     now = lobby().now()

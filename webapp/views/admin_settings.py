@@ -55,7 +55,7 @@ def set_status(room: str) -> ResponseReturnValue:
 @bp.post("/rooms/<room>/delete")
 @login_required
 def delete_room(room: str) -> ResponseReturnValue:
-    if not visits().delete(room):
+    if not visits().delete(room, who=who()):
         raise RoomNotFound(f"no room named {room!r}")
     flash(f"Deleted the room {room}, with its line, seats and audit log.")
     return redirect(url_for("admin.overview"), 303)

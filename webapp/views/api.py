@@ -9,12 +9,13 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.emails import normalise_email
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
-from webapp.domain.waitlist import Entry, NotAWaitlist, normalise_email
+from webapp.domain.waitlist import Entry, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
-from webapp.views import lobby, rooms, visits, waitlists
+from webapp.views import lobby, reports, visits, waitlists
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
@@ -97,12 +98,12 @@ def text_field(body: dict[str, Any], name: str, most: int) -> str:
 
 def wait_range(guess: Estimate) -> list[int]:
     """The likely wait in whole seconds: one standard deviation either side."""
-    return [max(round(guess.wait - guess.spread), 0), round(guess.wait + guess.spread)]
+    return [round(bound) for bound in guess.range]
 
 
 @bp.get("/rooms")
 def list_rooms() -> ResponseReturnValue:
-    return jsonify([{**s._asdict(), "notice": s.notice or None} for s in rooms().summaries()])
+    return jsonify([{**s._asdict(), "notice": s.notice or None} for s in reports().summaries()])
 
 
 @bp.post("/rooms/<room>/join")
@@ -157,7 +158,7 @@ def leave(room: str, token: str) -> ResponseReturnValue:
 
 @bp.get("/rooms/<room>/qsize")
 def qsize(room: str) -> ResponseReturnValue:
-    summary = rooms().summary(room)
+    summary = reports().summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     return jsonify({"len": summary.waiting, "active": summary.active, "capacity": summary.capacity})

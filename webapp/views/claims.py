@@ -8,8 +8,6 @@ room's ``claim_redirect_url`` (303) or shows the "you're in" page. A tampered li
 
 from __future__ import annotations
 
-import time
-
 from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import lazy_gettext
@@ -32,18 +30,15 @@ REFUSALS = {
 
 
 def _now() -> float:
-    clock = services().rooms.clock
-    return clock() if clock is not None else time.time()
+    return services().clock()
 
 
 def _claims() -> Claims:
-    s = services()
-    return Claims(s.client, s.keys, s.scripts)
+    return services().claims
 
 
 def _live() -> LiveClaims:
-    s = services()
-    return LiveClaims(s.client, s.keys, s.scripts)
+    return services().live_claims
 
 
 def _verified(token: str) -> Claim:

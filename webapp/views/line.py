@@ -14,10 +14,10 @@ import contextlib
 from flask import Blueprint, flash, render_template, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.emails import normalise_email
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, public_id
-from webapp.domain.waitlist import normalise_email
 from webapp.i18n import _, current_language
-from webapp.views import lobby, place, rooms, visitor, visits
+from webapp.views import lobby, place, reports, rooms, visitor, visits
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain
 
@@ -50,7 +50,7 @@ def leave(room: str) -> ResponseReturnValue:
     """Gives the place or seat up; the room's page then says "you left"."""
     token = visitor.ticket(room)
     if token is not None:
-        seat = rooms().ticket_state(room, token) in place.SEATED
+        seat = reports().ticket_state(room, token) in place.SEATED
         visitor.mark_ended(room, token, "left", seat)
         with contextlib.suppress(TicketNotFound, RoomNotFound):
             visits().end(room, token)

@@ -8,22 +8,20 @@ from flask.typing import ResponseReturnValue
 
 from webapp.metrics import Metrics, TimedRequests
 from webapp.services import Services
+from webapp.views import services
 from webapp.views.admin_api import admin_throttle, check_admin
 
 bp = Blueprint("metrics", __name__)
 
 
-def init_app(app: Flask) -> None:
-    services: Services = app.extensions["services"]
-    found = app.extensions["metrics"] = Metrics(services.rooms)
+def init_app(app: Flask, built: Services) -> None:
     # Outside every hook: requests that CSRF or the admin throttle refuse are timed too.
-    app.wsgi_app = TimedRequests(app.wsgi_app, found)  # type: ignore[method-assign]
+    app.wsgi_app = TimedRequests(app.wsgi_app, built.metrics)  # type: ignore[method-assign]
     app.register_blueprint(bp)
 
 
 def metrics() -> Metrics:
-    found: Metrics = current_app.extensions["metrics"]
-    return found
+    return services().metrics
 
 
 @bp.get("/metrics")

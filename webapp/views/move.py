@@ -13,7 +13,7 @@ from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 
 from webapp.domain.moves import LIFETIME, MoveRefused
-from webapp.views import moves, rooms, visitor
+from webapp.views import moves, reports, visitor
 
 bp = Blueprint("move", __name__)
 LIVE = ("waiting", "offered", "admitted")
@@ -24,7 +24,7 @@ REFUSED = {"expired": 410, "used": 410, "ended": 410, "invalid": 400}
 @bp.get("/rooms/<room>/move")
 def offer(room: str) -> ResponseReturnValue:
     token = visitor.ticket(room)
-    if token is None or rooms().ticket_state(room, token) not in OFFERED:
+    if token is None or reports().ticket_state(room, token) not in OFFERED:
         return render_template("move.html", room=room, refused="ended"), 410
     link = url_for(".take", link=moves().offer(room, token, visitor.visitor_id()), _external=True)
     qr = segno.make(link, error="m").svg_inline(scale=4, dark="#000", light="#fff", border=2)
@@ -45,7 +45,7 @@ def confirm(link: str) -> ResponseReturnValue:
 def take(link: str) -> ResponseReturnValue:
     try:
         room, token, _, _ = moves().peek(link)
-        if rooms().ticket_state(room, token) not in LIVE:
+        if reports().ticket_state(room, token) not in LIVE:
             raise MoveRefused("ended")
         moved = moves().take(link)
     except MoveRefused as refused:

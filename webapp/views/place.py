@@ -22,7 +22,7 @@ from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
-from webapp.views import chats, lobby, rooms, visitor, visits
+from webapp.views import chats, lobby, reports, visitor, visits
 from webapp.views.words import trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 
@@ -49,7 +49,7 @@ def show(room: str, token: str) -> ResponseReturnValue:
     here) or the waiting page. Never joins."""
     if (gone := moved_away(room, token)) is not None:
         return gone
-    state = rooms().ticket_state(room, token)
+    state = reports().ticket_state(room, token)
     if state in SEATED:
         return room_page(room, token, claims=state == "offered")
     found = lobby().place(room, token, shown=visitor.shown(room))
@@ -97,7 +97,7 @@ def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
         return ended_page(room, visitor.mark_ended(room, token, "unknown", True), here=False)
     context = {
         "room": room,
-        "state": room_state(rooms(), room),
+        "state": room_state(reports(), room),
         "welcome": visitor.welcomed(room),
         "refresh": refresh,
         "you": public_id(token),
@@ -150,7 +150,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
     """The room's own page for someone without a place in it: what it is, how full,
     how long a joiner waits, and one button that joins (a POST: only that joins)."""
     settings = lobby().settings(room)
-    summary = rooms().summary(room)
+    summary = reports().summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity

@@ -16,14 +16,9 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask.typing import ResponseReturnValue
 
 from webapp.domain.claims import address_tag
+from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.domain.waitlist import (
-    EntryNotFound,
-    NotAWaitlist,
-    OldAddress,
-    commitment_of,
-    verify_draw,
-)
+from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, OldAddress
 from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, visitor, waitlists

@@ -78,7 +78,7 @@ def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
         return _("nobody is let in while the room is paused")
     if guess is None:
         return _("no estimate yet")
-    low, high = max(guess.wait - guess.spread, 0.0), guess.wait + guess.spread
+    low, high = guess.range
     if high < 60:
         return _("less than a minute")
     if high < 120:

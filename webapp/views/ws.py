@@ -1,12 +1,16 @@
 """The room websocket, ``/rooms/<room>/ws``: the open socket is the visitor's presence.
 
-On connect the seat's presence opens, every ``WS_BEAT_SECONDS`` it beats (holding the
-seat for grace + one beat, so a socket that dies silently still loses it in time), and
-on disconnect it closes, which holds the seat for ``grace_seconds``.
+On connect the seat's presence opens and its holder joins the room's chat
+(``Visits.open``), every ``WS_BEAT_SECONDS`` it beats (holding the seat for grace + one
+beat, so a socket that dies silently still loses it in time), and on disconnect it
+closes, which holds the seat for ``grace_seconds`` (``Visits.close``). When the ticket
+ends elsewhere (the visitor left in another tab, an admin removed them) or the room is
+deleted, ``Visits`` says so to the room and the socket sends its page a ``gone`` frame
+with the reason, and closes, at once.
 
-Frames are JSON objects with a ``type``. Incoming frames go to the handler registered
-for their type (``@frames.on("chat.send")``); outgoing ones come from this module and
-the room relay (``webapp.realtime.RoomRelay``): any process may publish a frame for
+Frames are JSON objects with a ``type`` (``webapp.views.frames``). Incoming frames go to
+the handler registered for their type (``@frames.on("send")``); outgoing ones come from
+this module and the room relay (``webapp.realtime.RoomRelay``): any process may publish a frame for
 every socket of the room with ``relay.publish(room, frame)``, and ``relay.changed(room)``
 makes every process send its sockets of the room one fresh ``room.state``.
 
@@ -26,7 +30,6 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, abort, current_app, request, session, url_for
@@ -35,8 +38,7 @@ from flask_sock import Sock
 from redis.exceptions import RedisError
 from simple_websocket import ConnectionClosed
 
-from webapp import jsonio
-from webapp.chat_relay import ChatRelay, Subscription
+from webapp.chat_relay import ChatRelay
 from webapp.domain.chat import (
     MAX_TEXT,
     ChatError,
@@ -45,29 +47,22 @@ from webapp.domain.chat import (
     RateLimited,
     room_chat_id,
 )
-from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, public_id
-from webapp.domain.visits import RENAMED
+from webapp.domain.refusals import GONE_REASONS
+from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone
 from webapp.i18n import _, gone_reason
 from webapp.security import same_origin
-from webapp.views import lobby, rooms, services
-from webapp.views.words import explain
+from webapp.views import lobby, services, visits
+from webapp.views.frames import Connection, Frames, close, unavailable
 
 log = logging.getLogger(__name__)
 bp = Blueprint("ws", __name__)
 sock = Sock()
-MAX_FRAME_TYPE = 40
-SEND_TIMEOUT = 10.0  # seconds
 MAX_REF = 40  # characters of a send's ref echoed back
 CLOSE_TOO_MANY = 4008  # close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 CLOSE_TRY_AGAIN = 1013  # close code: Redis is unavailable; reconnect later
 CLOSE_ERROR = 1011  # close code: the server failed unexpectedly
 BEAT_RETRY = 1.0  # seconds before a failed beat is tried again
 RELEASE_PATIENCE = 300.0  # seconds a seat's release is retried while Redis is away
-CLOSE_REASON_BYTES = 123  # the most a close frame's reason can hold (RFC 6455)
-
-
-def unavailable() -> str:
-    return _("the waiting room is briefly unavailable; please try again in a moment")
 
 
 def chat_words(error: ChatError) -> str:
@@ -89,102 +84,6 @@ def chat_words(error: ChatError) -> str:
             return _("a message can be at most %(count)s characters", count=format_number(MAX_TEXT))
         return _("a message must be text")
     return str(error)
-
-
-class Connection:
-    """One open room socket of one visitor. ``send`` may be called from any thread."""
-
-    def __init__(self, ws: Any, room: str, token: str, name: str) -> None:
-        self.ws = ws
-        self.room = room
-        self.token = token
-        self.name = name
-        self.id = public_id(token)
-        self.open = True
-        self.chat: Subscription | None = None  # this socket's place in the room's chat
-        self.state = ""  # the room.state last sent (its text): the same again is not sent
-        self._lock = threading.Lock()
-        # A client that stops reading must not stall the relay's sends for long. Only
-        # with pings on: then simple-websocket reads only when select says it may.
-        if getattr(ws, "ping_interval", None):
-            with contextlib.suppress(AttributeError, OSError):
-                ws.sock.settimeout(SEND_TIMEOUT)
-
-    def send(self, frame: dict[str, Any]) -> bool:
-        if not self.open:
-            return False
-        if frame.get("type") == RENAMED and frame.get("id") == self.id:
-            self.name = str(frame.get("name") or self.name)  # renamed in another tab
-        data = encoded(frame)
-        with self._lock:
-            if frame.get("type") == "room.state":
-                # Refreshes and resends of an unchanged room cost the page nothing to
-                # skip; at a thousand seats each is some 50 KB per socket.
-                if data == self.state:
-                    return True
-                self.state = data
-            try:
-                self.ws.send(data)
-            except (ConnectionClosed, OSError):
-                self.open = False
-        return self.open
-
-
-_last: tuple[dict[str, Any], str] | None = None  # the frame encoded last, and its text
-
-
-def encoded(frame: dict[str, Any]) -> str:
-    """The frame's JSON text. A fan-out hands one frame object to every socket of a
-    room (``RoomRelay``): it is encoded once, not once per socket. Frames are never
-    changed once sent, so the same object means the same text."""
-    global _last
-    last = _last
-    if last is not None and last[0] is frame:
-        return last[1]
-    text = jsonio.dumps(frame)
-    _last = (frame, text)
-    return text
-
-
-Handler = Callable[[Connection, dict[str, Any]], None]
-
-
-class Frames:
-    """Dispatch of incoming frames by their ``type``."""
-
-    def __init__(self) -> None:
-        self.handlers: dict[str, Handler] = {}
-
-    def on(self, kind: str) -> Callable[[Handler], Handler]:
-        def register(handler: Handler) -> Handler:
-            self.handlers[kind] = handler
-            return handler
-
-        return register
-
-    def dispatch(self, conn: Connection, raw: str | bytes) -> None:
-        try:
-            frame = jsonio.loads(raw)
-        except ValueError as error:
-            conn.send(
-                {"type": "error", "error": f'{error}; a frame is a JSON object with a "type"'}
-            )
-            return
-        kind = frame.get("type") if isinstance(frame, dict) else None
-        if not isinstance(frame, dict) or not isinstance(kind, str):
-            conn.send({"type": "error", "error": 'a frame is a JSON object with a "type"'})
-            return
-        handler = self.handlers.get(kind)
-        if handler is None:
-            conn.send({"type": "error", "error": f"unknown frame type {kind[:MAX_FRAME_TYPE]!r}"})
-            return
-        try:
-            handler(conn, frame)
-        except RoomError as error:
-            conn.send({"type": "error", "error": explain(error), "for": kind})
-        except RedisError as error:
-            log.warning("%s frame in %s: Redis failed: %s", kind, conn.room, error)
-            conn.send({"type": "error", "error": unavailable(), "for": kind, "retry": True})
 
 
 frames = Frames()
@@ -254,17 +153,11 @@ def room_socket(ws: Any, room: str) -> None:
         close(ws, CLOSE_ERROR, "something went wrong; reconnecting")
 
 
-def close(ws: Any, code: int, reason: str) -> None:
-    """Closes with a reason cut to what a close frame holds (whole characters)."""
-    reason = reason.encode()[:CLOSE_REASON_BYTES].decode(errors="ignore")
-    with contextlib.suppress(ConnectionClosed, OSError):
-        ws.close(reason=code, message=reason)
-
-
 def limited_room(ws: Any, room: str) -> None:
     limits = services().limits
     visitor = str(session.get("vid", ""))
-    if not limits.acquire(visitor, time.time()):
+    clock = services().clock
+    if not limits.acquire(visitor, clock()):
         reason = _(
             "too many open connections: at most %(count)s at once; close another tab and try again",
             count=limits.max_per_user,
@@ -275,7 +168,7 @@ def limited_room(ws: Any, room: str) -> None:
         serve_room(ws, room, current_app.config)
     finally:
         try:
-            limits.release(visitor, time.time())
+            limits.release(visitor, clock())
         except RedisError:  # this server's count is right; Redis's copy lapses by itself
             log.warning("connection count of a visitor not released; it lapses within the TTL")
 
@@ -283,19 +176,19 @@ def limited_room(ws: Any, room: str) -> None:
 def serve_room(ws: Any, room: str, config: Any) -> None:
     relay = services().relay
     conn = Connection(ws, room, session["tickets"][room], session.get("name", ""))
+    conn.farewells = farewells(room)
     beat = float(config["WS_BEAT_SECONDS"])
     try:
         hold = lobby().settings(room).grace_seconds + beat
-        rooms().presence(room, conn.token, "open", hold=hold)
+        opened = visits().open(room, conn.token, hold)
     except RoomError as error:
         conn.send(gone_frame(room, error))
         return
     relay.attach(conn)
     try:
-        relay.changed(room)
         conn.send(relay.fresh_state(room))  # with this socket's seat in it
         after = request.args.get("after", type=int)
-        conn.chat = chat_relay().attach(conn, room_chat_id(room), conn.id, conn.name, after)
+        conn.chat = chat_relay().attach(conn, room_chat_id(room), conn.id, opened.chat, after)
         serve(ws, conn, beat, hold, float(config["WS_REFRESH_SECONDS"]))
     finally:
         relay.detach(conn)
@@ -310,12 +203,11 @@ def release_seat(room: str, token: str, hold: float) -> None:
     """The socket closed: the seat is held for grace from now. If Redis is away, that is
     tried again in the background until it lands (or the seat's own hold has long run
     out and the sweep has freed it): a seat is never left "open" by a lost close."""
-    engine, relay = rooms(), services().relay
+    home = visits()  # this thread may outlive the request: its retries need no context
 
     def attempt() -> bool:
         try:
-            engine.presence(room, token, "close")
-            relay.changed(room)
+            home.close(room, token)
         except RoomError:
             pass  # the seat already ended (left, removed, lapsed): nothing to hold
         except RedisError:
@@ -353,7 +245,7 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
             continue
         next_beat = now + beat
         try:
-            rooms().presence(conn.room, conn.token, "beat", hold=hold)
+            visits().beat(conn.room, conn.token, hold)
             if now >= next_refresh:  # the sweeper admits and expires without telling us
                 next_refresh = now + refresh
                 # One read serves this process's sockets of the room: each socket's
@@ -365,6 +257,16 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
         except RedisError as error:  # the seat is held grace + beat, and outages are skipped
             log.warning("presence beat in %s failed (%s); trying again", conn.room, error)
             next_beat = now + min(BEAT_RETRY, beat)
+
+
+def farewells(room: str) -> dict[str, dict[str, Any]]:
+    """The gone frames a socket of ``room`` may need, by why its seat ended ("deleted":
+    the room was; "": anything else), in the visitor's language."""
+    reasons = {why: TicketGone(why) for why in GONE_REASONS}
+    frames = {why: gone_frame(room, error) for why, error in reasons.items()}
+    frames["deleted"] = gone_frame(room, RoomNotFound(room))
+    frames[""] = gone_frame(room, RoomError(room))
+    return frames
 
 
 def gone_frame(room: str, error: RoomError) -> dict[str, Any]:

@@ -1,0 +1,81 @@
+"""The domain as the tests build it: the collaborators ``webapp.services.build`` wires,
+on a Redis client, key prefix and clock of the test's choosing (another process, a
+cluster, a frozen clock)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import Config
+
+from webapp.config import Defaults
+from webapp.domain.announcer import Announcer, Publisher
+from webapp.domain.chat import Chats
+from webapp.domain.lobby import Lobby
+from webapp.domain.mail import MailHealth, MailSettings
+from webapp.domain.reports import Reports
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.visits import Visits
+from webapp.domain.waitlist import Waitlists
+from webapp.mailer import Mailer
+from webapp.redis.keys import Keys
+from webapp.redis.scripts import Scripts
+
+
+def engine(
+    client: Any, keys: Keys | None = None, clock: Callable[[], float] | None = None, **options: Any
+) -> WaitingRooms:
+    """An engine of its own, as one process has (``options``: batch, sweep_every...)."""
+    return WaitingRooms(client, keys or Keys("wrtest"), Scripts(client), clock=clock, **options)
+
+
+def lobby_of(rooms: WaitingRooms, **options: Any) -> Lobby:
+    """A process's lobby over ``rooms`` (``options``: refresh, monotonic, size)."""
+    return Lobby(rooms, Reports(rooms), **options)
+
+
+def visits_of(rooms: WaitingRooms, publisher: Publisher, **lobby: Any) -> Visits:
+    """Visits over ``rooms``, telling ``publisher``, with collaborators of its own."""
+    reports = Reports(rooms)
+    chats = Chats(rooms.client, rooms.keys, rooms.scripts)
+    announcer = Announcer(publisher)
+    here = Lobby(rooms, reports, announcer=announcer, **lobby)
+    waitlists = Waitlists(rooms, secret=b"test secret")
+    return Visits(rooms, reports, chats, announcer, here, waitlists)
+
+
+def mail_settings(**changes: Any) -> MailSettings:
+    """The mailer's settings from the app's defaults, with ``changes``."""
+    table = Config(".")
+    table.from_object(Defaults)
+    table["SECRET_KEY"] = "mail-tests"
+    return MailSettings.from_config(table, **changes)
+
+
+def mailer_of(
+    rooms: WaitingRooms,
+    port: int,
+    worker: str = "w1",
+    clock: Callable[[], float] | None = None,
+    **changes: Any,
+) -> Mailer:
+    """A mailer worker on ``rooms``'s Redis sending to the SMTP server on ``port``
+    (``changes``: its settings, say secret, public_url, backoff)."""
+    settings = mail_settings(**{"smtp_port": port, "public_url": "https://w.example", **changes})
+    return Mailer(rooms, MailHealth(rooms.client, rooms.keys), settings, worker, clock)
+
+
+def sign_up(
+    waitlists: Waitlists, n: int, room: str = "list", confirm: bool = True, start: int = 0,
+    **extra: Any,
+) -> list[str]:  # fmt: skip
+    """``n`` entries of a waitlist (P<start>.., p<start>@example.org..), confirmed unless
+    told otherwise; their ids in order."""
+    ids = []
+    for i in range(start, start + n):
+        entry = waitlists.join(room, f"P{i}", f"p{i}@example.org", **extra)
+        if confirm:
+            waitlists.confirm(room, entry.id)
+        ids.append(entry.id)
+    return ids

@@ -1,0 +1,74 @@
+"""The domain's services on the session's Redis (flushed per test) and the test's
+clock, wired as ``webapp.services.build`` wires them. A module whose cases run on
+Redis Cluster too overrides ``client`` with ``db``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from building import engine
+from recording import RecordingPublisher
+
+from webapp.domain.announcer import Announcer
+from webapp.domain.chat import Chats
+from webapp.domain.lobby import Lobby
+from webapp.domain.reports import Reports
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.visits import Visits
+from webapp.domain.waitlist import Waitlists
+from webapp.redis.keys import Keys
+
+
+@pytest.fixture
+def client(r: Any) -> Any:
+    return r
+
+
+@pytest.fixture
+def rooms(client: Any, keys: Keys, clock: Any) -> WaitingRooms:
+    return engine(client, keys, clock)
+
+
+@pytest.fixture
+def reports(rooms: WaitingRooms) -> Reports:
+    return Reports(rooms)
+
+
+@pytest.fixture
+def told() -> RecordingPublisher:
+    """What the room's sockets were told."""
+    return RecordingPublisher()
+
+
+@pytest.fixture
+def announcer(told: RecordingPublisher) -> Announcer:
+    return Announcer(told)
+
+
+@pytest.fixture
+def lobby(rooms: WaitingRooms, reports: Reports, clock: Any, announcer: Announcer) -> Lobby:
+    """Statistics read afresh on every call, on the test's clock."""
+    return Lobby(rooms, reports, refresh=0.0, monotonic=clock, announcer=announcer)
+
+
+@pytest.fixture
+def waitlists(rooms: WaitingRooms) -> Waitlists:
+    return Waitlists(rooms, secret=b"test secret")
+
+
+@pytest.fixture
+def chats(client: Any, keys: Keys, rooms: WaitingRooms) -> Chats:
+    return Chats(client, keys, rooms.scripts)
+
+
+@pytest.fixture
+def visits(
+    rooms: WaitingRooms,
+    reports: Reports,
+    chats: Chats,
+    announcer: Announcer,
+    lobby: Lobby,
+    waitlists: Waitlists,
+) -> Visits:
+    return Visits(rooms, reports, chats, announcer, lobby, waitlists)

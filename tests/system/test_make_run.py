@@ -1,0 +1,172 @@
+"""The README's command, ``make run``, as a newcomer runs it on a fresh data directory:
+the mailer finds the app's own Redis and an email reaches a real SMTP server on
+loopback; with no SMTP server it says so once; the admin password is set once, without
+a traceback; and Ctrl+C stops it all with no traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gunicorn_app import ROOT, Server, free_port, wait_until_answering
+from recording import smtp_server
+
+from tests.e2e.test_chat_socket import Socket
+from tests.system.test_run_command import redis_servers_for
+
+pytestmark = pytest.mark.slow
+PASSWORD = "a newcomer's first password"
+
+
+class Run:
+    """``make run`` in its own session (so the test can press Ctrl+C on all of it),
+    its output collected line by line."""
+
+    def __init__(self, data_dir: Path, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.data_dir = data_dir
+        full = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        full |= {"WEBAPP_DATA_DIR": str(data_dir), "WEB_CONCURRENCY": "2", **env}
+        self.process = subprocess.Popen(
+            ["make", "run", f"PORT={self.port}", "HOST=127.0.0.1"],
+            cwd=ROOT, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.server = Server(f"http://127.0.0.1:{self.port}", self.process, data_dir / "none")
+        self.server.admin_token = full["WEBAPP_ADMIN_TOKEN"]
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, self.output()):
+            assert self.process.poll() is None, self.output()[-3000:]
+            assert time.monotonic() < deadline, f"no {pattern!r} in:\n{self.output()[-3000:]}"
+            time.sleep(0.1)
+
+    def ctrl_c(self) -> list[str]:
+        """Presses Ctrl+C (SIGINT to the whole foreground group); the lines it printed."""
+        before = len(self.lines)
+        os.killpg(self.process.pid, signal.SIGINT)
+        self.process.wait(timeout=30)
+        self._reader.join(10)
+        return self.lines[before:]
+
+    def stop(self) -> None:
+        """Stops what is still running (Ctrl+C, then SIGKILL), and any redis-server of
+        the data directory left behind (it runs in a session of its own)."""
+        for sig in (signal.SIGINT, signal.SIGKILL):
+            if self.process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=30)
+        for pid in redis_servers_for(self.data_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self._reader.join(10)
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+
+
+@contextlib.contextmanager
+def make_run(data_dir: Path, **env: str) -> Iterator[Run]:
+    token = "make-run-admin-token-0123456789"
+    run = Run(data_dir, {"WEBAPP_ADMIN_TOKEN": token, **env})
+    try:
+        wait_until_answering(run.server, timeout=120)  # a first `make run` may install
+        yield run
+    finally:
+        run.stop()
+
+
+def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
+    """A first start: one line says the password was set, no traceback; a seat offered
+    to someone who gave an email is mailed through the SMTP server on loopback; Ctrl+C
+    with a room socket open ends everything with no traceback, and of ours at most one
+    line beside gunicorn's and make's own."""
+    with (
+        smtp_server() as (mailbox, smtp_port),
+        make_run(
+            tmp_path,
+            WEBAPP_ADMIN_PASSWORD=PASSWORD,
+            WEBAPP_SMTP_PORT=str(smtp_port),
+            WEBAPP_PUBLIC_URL="http://mail.test",
+        ) as run,
+    ):
+        server = run.server
+        run.wait_for(r"set the password of 'admin'")
+        run.wait_for(rf"sending mail through the SMTP server at 127\.0\.0\.1:{smtp_port}")
+        server.admin("hall", capacity=2, dropout_seconds=600)
+        ann, cy = server.visitor("Ann"), server.visitor("Cy")
+        for seated in (ann, cy):
+            seated.open("/rooms/hall")
+        sock = Socket(server, ann, "hall")  # a room socket open: the hub listens
+        bo = join(server, "hall", email="bo@example.org")
+        assert bo["status"] == "waiting"
+        cy.post("/rooms/hall/leave")  # Cy's seat is offered to Bo, who gave an email
+        mailbox.link("bo@example.org", "http://mail.test/claim/", timeout=30)
+        started = run.output()
+        stopped = run.ctrl_c()
+        sock.close()
+    assert started.count("set the password of 'admin'") == 1
+    assert "Traceback" not in started and "VerifyMismatchError" not in started, started
+    said = "\n".join(stopped)
+    assert "Traceback" not in said and "Error" not in said, said
+    ours = [line for line in stopped if not GUNICORN_OR_MAKE.search(line)]
+    assert len(ours) <= 1, stopped
+    assert redis_servers_for(tmp_path) == []  # the embedded Redis stopped with the app
+
+
+GUNICORN_OR_MAKE = re.compile(
+    r"\[INFO\] (Handling signal|Worker exiting|Shutting down)|^make: \*\*\* .* Interrupt$"
+)
+
+
+def join(server: Server, room: str, **body: str) -> dict[str, Any]:
+    """A join through the JSON API (``body``: name, email)."""
+    request = urllib.request.Request(
+        f"{server.url}/api/rooms/{room}/join", data=json.dumps(body).encode(), method="POST",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        answer: dict[str, Any] = json.load(reply)
+        return answer
+
+
+def test_make_run_without_an_smtp_server_says_so_once(tmp_path):
+    """Nothing listens at the SMTP address: the output says so once, plainly, however
+    long it runs, and the waiting page offers no email."""
+    port = free_port()  # nothing listens there
+    with make_run(tmp_path, WEBAPP_SMTP_PORT=str(port)) as run:
+        run.wait_for(r"Mail cannot be sent")
+        time.sleep(12)  # several checks later
+        said = [line for line in run.lines if "Mail cannot be sent" in line]
+        assert len(said) == 1
+        assert f"no SMTP server answers at 127.0.0.1:{port}" in said[0]
+        assert "WEBAPP_SMTP_HOST" in said[0]
+        run.server.admin("hall", capacity=1)
+        ann, bo = run.server.visitor("Ann"), run.server.visitor("Bo")
+        ann.open("/rooms/hall")
+        page = bo.open("/rooms/hall")
+        assert "Keep this page" in page and 'name="email"' not in page
