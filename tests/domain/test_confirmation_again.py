@@ -7,28 +7,14 @@ from __future__ import annotations
 import pytest
 
 from webapp.domain.claims import address_tag
-from webapp.domain.rooms import WaitingRooms
-from webapp.domain.waitlist import (
-    RESEND_GAP,
-    RESEND_MOST,
-    EmailRefused,
-    EntryNotFound,
-    OldAddress,
-    Waitlists,
-)
+from webapp.domain.waitlist import RESEND_GAP, RESEND_MOST, EmailRefused, EntryNotFound, OldAddress
 
 ROOM = "list"
 
 
-@pytest.fixture
-def rooms(r, keys, clock):
-    return WaitingRooms(r, keys, clock=clock)
-
-
-@pytest.fixture
-def waitlists(rooms):
+@pytest.fixture(autouse=True)
+def waitlist_room(rooms):
     rooms.configure(ROOM, {"kind": "waitlist"})
-    return Waitlists(rooms, secret=b"test secret")
 
 
 def confirmations(waitlists):

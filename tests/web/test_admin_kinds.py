@@ -17,7 +17,7 @@ from webapp.domain.claims import Claim, Claims
 
 NEW_YORK = ZoneInfo("America/New_York")
 # The panel's fixtures: the app on the test's clock with the account "ada", logged in.
-app, panel, rooms, visits, reports = base.app, base.panel, base.rooms, base.visits, base.reports
+app, panel, rooms = base.app, base.panel, base.rooms  # visits, reports: the conftest's
 
 
 @pytest.fixture
@@ -267,7 +267,7 @@ def test_remove_and_end_seat_ask_first(panel, rooms, visits):
         assert f'formaction="{action}">{confirm}<span' in disclosure
 
 
-def test_the_panel_says_when_nothing_is_measured(panel, rooms, visits, clock):
+def test_the_panel_says_when_nothing_is_measured(panel, rooms, visits, reports, clock):
     """A new room: estimates from the typical stay alone, said; without a typical stay:
     no estimate, said; once five stays are measured, nothing to say."""
     rooms.configure("hall", {"capacity": 1, "dropout_seconds": 3600})
@@ -281,6 +281,6 @@ def test_the_panel_says_when_nothing_is_measured(panel, rooms, visits, clock):
     for i in range(10):  # stays of a minute, each ended with people waiting
         visits.join("hall", identity=f"later{i}")
         clock.advance(60)
-        visits.remove("hall", rooms.participants("hall")[0].token, who="ada")
+        visits.remove("hall", reports.participants("hall")[0].token, who="ada")
     page = panel.page(ROOM)
     assert 'id="basis-note"' not in page and "nothing measured yet" not in panel.page("/admin/")

@@ -87,7 +87,7 @@ def test_no_email_is_offered_when_none_can_be_sent(
         mailer_says(app, ok=False, error="Connection refused")
     make_room("hall", capacity=1)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
-    ann.get("/rooms/hall")
-    page = bob.get("/rooms/hall").get_data(as_text=True)
+    ann.join("hall")
+    page = bob.join("hall").get_data(as_text=True)
     assert "Keep this page" in page  # the waiting page
     assert "email me" not in page.lower() and 'name="email"' not in page
