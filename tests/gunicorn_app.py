@@ -48,6 +48,23 @@ class Server:
     process: subprocess.Popen[bytes]
     log: Path
     admin_token: str = ADMIN_TOKEN
+    env: Mapping[str, str] | None = None  # what the app was started with
+
+    def mailer_says(self, ok: bool = True, ttl: float = 600) -> None:
+        """Records, as a running mailer's check of its SMTP server does, that mail can
+        (or cannot) be sent: pages promise an email only when it can."""
+        import redis
+
+        from webapp.domain.mail import MailHealth, SmtpHealth
+        from webapp.redis.keys import Keys
+
+        env = self.env or {}
+        client = redis.Redis.from_url(env["REDIS_URL"])
+        try:
+            keys = Keys(env.get("WEBAPP_REDIS_PREFIX", "wr"))
+            MailHealth(client, keys).record(SmtpHealth(ok, "127.0.0.1:25", "", time.time()), ttl)
+        finally:
+            client.close()
 
     def admin(self, room: str, **settings: Any) -> dict[str, Any]:
         """Creates or changes a room through the admin API."""
@@ -170,7 +187,9 @@ def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iter
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    started = Server(f"http://127.0.0.1:{port}", process, log, full_env["WEBAPP_ADMIN_TOKEN"])
+    started = Server(
+        f"http://127.0.0.1:{port}", process, log, full_env["WEBAPP_ADMIN_TOKEN"], full_env
+    )
     try:
         wait_until_answering(started)
         yield started

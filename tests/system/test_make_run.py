@@ -120,11 +120,11 @@ def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
         server.admin("hall", capacity=2, dropout_seconds=600)
         ann, cy = server.visitor("Ann"), server.visitor("Cy")
         for seated in (ann, cy):
-            seated.open("/rooms/hall")
+            seated.join("hall")
         sock = Socket(server, ann, "hall")  # a room socket open: the hub listens
         bo = join(server, "hall", email="bo@example.org")
         assert bo["status"] == "waiting"
-        cy.post("/rooms/hall/leave")  # Cy's seat is offered to Bo, who gave an email
+        cy.leave("hall")  # Cy's seat is offered to Bo, who gave an email
         mailbox.link("bo@example.org", "http://mail.test/claim/", timeout=30)
         started = run.output()
         stopped = run.ctrl_c()
@@ -167,6 +167,6 @@ def test_make_run_without_an_smtp_server_says_so_once(tmp_path):
         assert "WEBAPP_SMTP_HOST" in said[0]
         run.server.admin("hall", capacity=1)
         ann, bo = run.server.visitor("Ann"), run.server.visitor("Bo")
-        ann.open("/rooms/hall")
-        page = bo.open("/rooms/hall")
+        ann.join("hall")
+        page = bo.join("hall")
         assert "Keep this page" in page and 'name="email"' not in page
