@@ -91,3 +91,5 @@ def test_no_email_is_offered_when_none_can_be_sent(
     page = bob.join("hall").get_data(as_text=True)
     assert "Keep this page" in page  # the waiting page
     assert "email me" not in page.lower() and 'name="email"' not in page
+    form = bob.get("/rooms/hall/email").get_data(as_text=True)  # the no-script form's page
+    assert "cannot send email right now" in form and 'name="email"' not in form

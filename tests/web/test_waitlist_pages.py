@@ -308,13 +308,19 @@ def test_the_panel_finds_an_entry_and_voids_a_credited_boost_from_its_tree(
 def test_without_a_working_smtp_server_nothing_promises_an_email(
     app, panel, visitor, waitlist, waitlists
 ):
-    """The mailer finds no SMTP server: the entry's page does not say a confirmation is
-    on its way, and the panel's emails say why none goes out."""
+    """The mailer finds no SMTP server: the sign-up form and the entry's page say the
+    confirmation goes out once mail can be sent (nothing "on its way", no "send it
+    again"), the address can still be corrected, and the panel's emails say why none
+    goes out."""
     mailer_says(app, ok=False, error="Connection refused")
+    form = text(visitor.get(f"/rooms/{ROOM}"))
+    assert "cannot send email right now" in form and "We send a confirmation email" not in form
     location = sign_up(visitor, name="Ann", email="ann@example.org").location
     page = text(visitor.get(location))
     assert "Your email is not confirmed yet." in page
-    assert "on its way" not in page
+    assert "on its way" not in page and "cannot send email right now" in page
+    assert "We sent it to" not in page and ">Send it again</button>" not in page
+    assert "Wrong address? Correct it" in page
     admin = panel.page(f"/admin/rooms/{ROOM}")
     assert "Mail cannot be sent: no SMTP server answers at 127.0.0.1:25" in admin
     assert "Connection refused" in admin
