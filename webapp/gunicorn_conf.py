@@ -9,7 +9,9 @@ forking, so the workers' request figures add up in one scrape (webapp/metrics.py
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import shutil
 import tempfile
 import warnings
@@ -42,8 +44,20 @@ _metrics_dir: Path | None = None  # made by on_starting, removed on exit
 METRICS_FILES = ("counter_*.db", "gauge_*.db", "histogram_*.db", "summary_*.db")
 
 
+class QuietStop(logging.Filter):
+    """A normal stop says one line ("Shutting down: Master"): the signal that asked for
+    it and each worker's exit are gunicorn's routine, not news to whoever pressed Ctrl+C.
+    Any other line, and every warning or error, still shows."""
+
+    ROUTINE = re.compile(r"Handling signal: (int|term|quit)|Worker exiting \(pid")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.INFO or not self.ROUTINE.match(record.getMessage())
+
+
 def on_starting(server: Any) -> None:
     global _embedded
+    server.log.error_log.addFilter(QuietStop())  # the workers inherit it at their fork
     _share_metrics(server)
     settings = app_settings()  # as every worker and the mailer read them
     if settings["REDIS_URL"] or os.environ.get("REDIS_URL"):
