@@ -1,4 +1,5 @@
 --!include room_lib.lua
+--!include codes_lib.lua
 -- room_join.lua: visitors ask to enter a room, in the order given: the same as one
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
@@ -16,6 +17,16 @@
 --   caller read them; nothing was done for that joiner. waitlist: a waitlist room,
 --   joined with an email (waitlist_join.lua). Joining again with a live identity is a
 --   check-in of the same ticket.
+-- A short code naming a ticket to an admin (support), unique in the room while the
+-- ticket is remembered: `proposed` (6 characters the caller drew), or on a clash (or
+-- none proposed) 6 characters from the ticket's hash (another hash on a clash).
+local function new_code(token, proposed)
+    if proposed ~= '' and redis.call('HSETNX', K_CODES, proposed, token) == 1 then
+        return proposed
+    end
+    return unique_code(K_CODES, token, ':', 6, 10) or ''
+end
+
 local now = clock(ARGV[1])
 local FIRST, EACH = 4, 8
 

@@ -22,8 +22,8 @@ if t and t.st ~= 'ended' and not lapse_if_due(token, t, now, lease) then
     ACTOR = 'engine'
 end
 upkeep(now, lease, s)
+touch()  -- an unknown ticket too: the upkeep may have made keys
 if not t then
     return reply('unknown', token, nil, s, now)
 end
-touch()
 return reply('ok', token, t, s, now)

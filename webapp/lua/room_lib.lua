@@ -1,6 +1,5 @@
 --!include room_base.lua
 --!include room_stats.lua
---!include codes_lib.lua
 -- room_lib.lua: the rules every room script shares (the room's keys and ARGV are in
 -- room_base.lua). The loader puts this file, with what it includes, in front of each
 -- script that starts with "--!include room_lib.lua"; it is never run alone.
@@ -43,16 +42,6 @@ local function lease_clock(now, every_arg)
         redis.call('HSET', K_CLOCK, 'seen', tostring(now))
     end
     return now - skipped
-end
-
--- A short code naming a ticket to an admin (support), unique in the room while the
--- ticket is remembered: `proposed` (6 characters the caller drew), or on a clash (or
--- none proposed) 6 characters from the ticket's hash (another hash on a clash).
-local function new_code(token, proposed)
-    if proposed ~= '' and redis.call('HSETNX', K_CODES, proposed, token) == 1 then
-        return proposed
-    end
-    return unique_code(K_CODES, token, ':', 6, 10) or ''
 end
 
 local function end_ticket(token, t, why, now)

@@ -8,9 +8,6 @@ local TAU = 600            -- seconds: statistics forget the past with this time
 local TAU_SHORT = 120      -- seconds: ... the short copies of the release statistics
 local TAU_LONG = 3600      -- seconds: ... and their long copies
 local COPIED = {hold = true, occupied = true, busy = true}
-local HISTORY_MINUTES = 1440  -- minutes of history kept for the charts
-local HISTORY_FIGURES = {'joined', 'admitted', 'ended_left', 'ended_removed', 'ended_dropped',
-    'ended_unclaimed', 'ended_grace', 'ended_session', 'w', 's'}
 
 -- Time-decayed count, sum and sum of squares of one kind of event `ev`, and the time of
 -- the last event of that kind, kept in one field "<ev>" as "n s q t" (one field rather
@@ -109,29 +106,4 @@ local function record_occupied(now, seats)
     record('occupied', now, function(last)
         return (last and now > last) and seats * (now - last) or 0
     end)
-end
-
--- Samples the line and the seats once a minute for the charts, and forgets minutes
--- older than a day (at most an hour of them per call).
-local function sample_history(now)
-    local minute = math.floor(now / 60)
-    if redis.call('HSETNX', K_HISTORY, minute .. ':w', redis.call('ZCARD', K_LINE)) == 0 then
-        return
-    end
-    created(K_HISTORY)
-    redis.call('HSET', K_HISTORY, minute .. ':s', redis.call('ZCARD', K_SEATS))
-    local oldest = minute - HISTORY_MINUTES
-    local trimmed = tonumber(redis.call('HGET', K_HISTORY, 'trimmed')) or oldest - 1
-    local from = math.max(trimmed + 1, oldest - 60)
-    if from > oldest then
-        return
-    end
-    local fields = {}
-    for m = from, math.min(oldest, from + 59) do
-        for _, figure in ipairs(HISTORY_FIGURES) do
-            fields[#fields + 1] = m .. ':' .. figure
-        end
-    end
-    redis.call('HDEL', K_HISTORY, unpack(fields))
-    redis.call('HSET', K_HISTORY, 'trimmed', math.min(oldest, from + 59))
 end

@@ -1,4 +1,5 @@
 --!include room_lib.lua
+--!include codes_lib.lua
 -- waitlist_lib.lua: the rules of waitlist rooms (setting kind = waitlist), shared by the
 -- waitlist_*.lua scripts, room_admit.lua and room_configure.lua. The loader puts
 -- room_lib.lua in front of it; it is never run alone.
