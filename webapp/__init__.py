@@ -64,6 +64,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         errors,
         extras,
         filters,
+        gate,
         health,
         language,
         line,
@@ -77,9 +78,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
     filters.init_app(app)  # times in UTC, spans, the panel's words
-    security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp])  # tokens, not cookies
+    security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp, gate.bp])  # tokens
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(gate.bp)  # site rooms: /gate/<room>, the keys, the release
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(line.bp)  # the waiting page's poll, leaving, its email

@@ -271,6 +271,10 @@ class WaitingRooms:
         """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""
         return self._ticket(self._run("room_leave", room, token, why, who), room)
 
+    def record_sale(self, room: str, token: str, sold: int) -> int:
+        """Counts what a site sold to ``token``'s holder (audited); the room's total."""
+        return int(self._run("room_sale", room, token, sold))
+
     def admit(
         self,
         room: str,

@@ -16,6 +16,7 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clea
 from webapp.domain.waitlist import Entry, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
+from webapp.views.gate import site_pass
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
@@ -34,7 +35,7 @@ def json_object(required: bool) -> dict[str, Any]:
     return body
 
 
-def standing_json(standing: Standing) -> ResponseReturnValue:
+def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:
     ticket, guess = standing.ticket, standing.estimate
     body = {
         "token": ticket.token,
@@ -54,6 +55,7 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "notice": ticket.notice or None,
         "trend": standing.trend,
         "basis": standing.basis,
+        **(site_pass(room, ticket) if room and ticket.seated else {}),
     }
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
 
@@ -126,7 +128,7 @@ def join(room: str) -> ResponseReturnValue:
     address = normalise_email(email).address if email else ""
     lang = entry_language() if address else ""
     return standing_json(
-        visits().join(room, identity=identity, name=name, email=address, lang=lang)
+        visits().join(room, identity=identity, name=name, email=address, lang=lang), room
     )
 
 
@@ -137,7 +139,7 @@ def position(room: str, token: str) -> ResponseReturnValue:
     shown = request.args.get("shown")
     if lobby().settings(room).kind == "waitlist":
         return waitlist_json(room, waitlist_entry(room, token))
-    return standing_json(lobby().check_in(room, token, shown=shown))
+    return standing_json(lobby().check_in(room, token, shown=shown), room)
 
 
 def waitlist_entry(room: str, token: str) -> Entry:

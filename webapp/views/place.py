@@ -23,6 +23,7 @@ from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public
 from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
 from webapp.views import chats, lobby, reports, visitor, visits
+from webapp.views import gate as site
 from webapp.views.words import trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 
@@ -88,6 +89,8 @@ def moved_away(room: str, token: str) -> ResponseReturnValue | None:
 
 def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
     settings = lobby().settings(room)
+    if settings.site_url:  # a site room: the seat is a pass for the site
+        return site_page(room, token, settings.site_url)
     refresh = seat_refresh(settings)
     try:
         ticket = visits().enter(room, token, settings.grace_seconds + refresh, claims=claims)
@@ -105,6 +108,21 @@ def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
         "js_config": room_config(),
     }
     return render_template("room.html", **context)
+
+
+def site_page(room: str, token: str, site_url: str) -> ResponseReturnValue:
+    """A site room's seat: the seat is held (an offered one taken), and the visitor goes
+    to the page the gate sent them from (``next``), on the site, with a fresh pass."""
+    try:
+        visits().renew(room, token)
+    except TicketGone as gone:
+        return ended_page(room, visitor.mark_ended(room, token, gone.why, True), here=False)
+    except (TicketNotFound, RoomNotFound):
+        return ended_page(room, visitor.mark_ended(room, token, "unknown", True), here=False)
+    response = redirect(site.site_target(site_url, site.kept_next(room)), 303)
+    site.give_pass(response, room, token)
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def room_config() -> dict[str, Any]:
