@@ -9,7 +9,7 @@ from joserfc import jwt as rfc_jwt
 from joserfc.jwk import KeySet
 
 from webapp import create_app
-from webapp.domain.passes import PassKeys, Passes, new_private_pem
+from webapp.domain.passes import Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
 from webapp.views.gate import is_local_path, site_target
 
