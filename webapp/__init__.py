@@ -40,7 +40,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if app.config["PROXY_COUNT"]:
         hops = int(app.config["PROXY_COUNT"])
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops)  # type: ignore[method-assign]
+        # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
+        # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
+        )
 
     config.resolve(app.config)  # the data directory, the secret, Redis: as the mailer does
     log.info("Redis: %s", redacted(app.config["REDIS_URL"]))

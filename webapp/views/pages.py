@@ -131,7 +131,7 @@ def set_name() -> ResponseReturnValue:
     if problem:
         flash(problem.capitalize().rstrip(".") + ".", "error")
         if visitor.name():  # a change: back where it was asked, the old name kept
-            return redirect(back or url_for(".home")), 303
+            return redirect(request.script_root + back if back else url_for(".home")), 303
         return redirect(url_for(".home", next=back or None)), 303
     changed = visitor.name() not in ("", name)
     visitor.set_name(name)
@@ -140,7 +140,7 @@ def set_name() -> ResponseReturnValue:
             with contextlib.suppress(RoomError):
                 visits().rename(room, token, name)
         flash(_("Your name is now %(name)s.", name=name), "info")
-    return redirect(back or url_for(".home")), 303
+    return redirect(request.script_root + back if back else url_for(".home")), 303
 
 
 @bp.get("/rooms/<room>")
