@@ -27,14 +27,16 @@ from webapp.views import lobby, passes, services, visits
 bp = Blueprint("gate", __name__)
 MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
 MAX_SOLD = 1_000_000
+VISITOR = "X-Waiting-Room-Visitor"  # on a 204: the pass's sub, for the proxy to hand on
 JWKS_MAX_AGE = 300  # seconds a proxy or a site may cache the published keys
 
 
 @bp.get("/gate/<room>")
 def check(room: str) -> ResponseReturnValue:
     """204 for a valid pass of a live seat (a fresh one: no Redis call; past half its
-    life: the seat renewed and a fresh pass in Set-Cookie); else 401 naming the waiting
-    page in X-Waiting-Room-Location, or with ``?redirect=1`` a 302 there."""
+    life: the seat renewed and a fresh pass in Set-Cookie), naming the visitor (the
+    pass's sub) in X-Waiting-Room-Visitor; else 401 naming the waiting page in
+    X-Waiting-Room-Location, or with ``?redirect=1`` a 302 there."""
     if not valid_room_name(room):
         raise RoomNotFound(f"no room named {room[:80]!r}")
     now = services().clock()
@@ -43,7 +45,7 @@ def check(room: str) -> ResponseReturnValue:
     except InvalidPass:
         return refused(room)
     if held.fresh(now):
-        return "", 204
+        return "", 204, {VISITOR: held.subject}
     try:
         ticket = visits().renew(room, held.token)
     except RoomError:  # the seat ended (why: the waiting page says), or the room went
@@ -51,6 +53,7 @@ def check(room: str) -> ResponseReturnValue:
     if not ticket.seated:
         return refused(room)
     response = make_response("", 204)
+    response.headers[VISITOR] = held.subject
     give_pass(response, room, held.token)
     return response
 
