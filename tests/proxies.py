@@ -117,6 +117,7 @@ def stopping(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[byte
 def run_nginx(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
     """nginx with ``block`` on 127.0.0.1:``listen``; yields its scratch directory."""
     scratch = Path(tempfile.mkdtemp(prefix="wr-nginx-"))
+    scratch.chmod(0o755)  # run as root, nginx's workers are "nobody": they write the cache
     try:
         conf = scratch / "nginx.conf"
         conf.write_text(nginx_conf(block, listen, app, site, scratch))

@@ -28,7 +28,7 @@ from webapp.views.words import trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 
 SEATED = ("offered", "admitted")
-SEAT_ENDINGS = ("grace", "session", "unclaimed")  # reasons only a seat ends for
+SEAT_ENDINGS = ("grace", "session", "unclaimed", "released")  # reasons only a seat ends for
 TURN_MOMENT = 3  # seconds "it's your turn" shows before the page goes in (waiting.js too)
 NO_SCRIPT_POLL = 5.0  # a page without JavaScript reloads itself no more often than this
 MAX_SEAT_REFRESH = 30.0  # ... and a room page without it at least this often
@@ -70,8 +70,11 @@ def poll(room: str, token: str) -> ResponseReturnValue:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # a seat is offered or held: it is this visitor's turn
         # htmx shows the moment, then goes in; a page without JavaScript goes in at once
-        # (its reloads are 5 s apart: the offer may not outlast one more)
-        return turn_page(room, token, found) if is_htmx() else to_gate(room)
+        # (its reloads are 5 s apart: the offer may not outlast one more), as does a
+        # site room's page: its visitor is sent on to the site without a pause
+        if is_htmx() and not lobby().settings(room).site_url:
+            return turn_page(room, token, found)
+        return to_gate(room)
     return waiting_page(room, found.standing)
 
 
