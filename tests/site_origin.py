@@ -15,8 +15,8 @@ import json
 import sys
 import urllib.request
 from http.cookies import SimpleCookie
-from typing import Any
 from socketserver import ThreadingMixIn
+from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 
