@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import jwt
@@ -28,6 +30,7 @@ ALGORITHM = "EdDSA"
 COOKIE_PREFIX = "wr_pass_"
 MAX_PASS = 2048  # characters: a pass is about 500; anything longer is not one of ours
 CLOCK_SKEW = 5  # seconds a pass's iat may be ahead of this host's clock
+VERIFIED_KEPT = 4096  # passes a process remembers as verified (about 3 MB)
 
 
 class InvalidPass(ValueError):
@@ -104,6 +107,18 @@ def _public_key(pem: str, name: str) -> Ed25519PublicKey:
     return key
 
 
+def _kid(raw: str) -> str | None:
+    """The ``kid`` of a JWT's header, read without checking anything (it picks the key
+    the signature is then checked with): one base64 decode, not PyJWT's second parse."""
+    head = raw.partition(".")[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (ValueError, TypeError):
+        return None
+    kid = header.get("kid") if isinstance(header, dict) else None
+    return kid if isinstance(kid, str) else None
+
+
 class PassKeys:
     """The key passes are signed with, and every public key they verify with: its own
     and the previous one's (``WEBAPP_PASS_KEY_PREVIOUS``), so passes signed before a
@@ -130,6 +145,7 @@ class Passes:
         self.issuer = issuer
         seal = hashlib.sha256(f"wr-pass-seat:{secret}".encode()).digest()
         self._seal = AESGCM(seal)
+        self._checked = lru_cache(maxsize=VERIFIED_KEPT)(self._check)
 
     def issue(self, room: str, token: str, renew_seconds: int, now: float) -> str:
         """A pass for ``token``'s seat in ``room``, good for 2 x ``renew_seconds``."""
@@ -149,12 +165,22 @@ class Passes:
 
     def verify(self, room: str, raw: str | None, now: float) -> Pass:
         """The pass of ``room`` in ``raw``, or InvalidPass: signature (by a published
-        key), issuer, audience and expiry against ``now``; no Redis."""
+        key), issuer, audience and expiry against ``now``; no Redis. A pass this process
+        verified lately is not verified again (the same text has the same signature):
+        only its expiry is checked, so a visitor's many requests cost one signature
+        check per pass."""
         if not raw or len(raw) > MAX_PASS:
             raise InvalidPass("no pass")
+        held = self._checked(room, raw)
+        if now >= held.expires or held.issued > now + CLOCK_SKEW:
+            raise InvalidPass("expired")
+        return held
+
+    def _check(self, room: str, raw: str) -> Pass:
+        """Everything of ``verify`` but the time (cached per process: ``__init__``)."""
         try:
-            kid = jwt.get_unverified_header(raw).get("kid")
-            key = self.keys.public.get(kid) if isinstance(kid, str) else None
+            kid = _kid(raw)
+            key = self.keys.public.get(kid) if kid is not None else None
             if key is None:
                 raise InvalidPass("signed by an unknown key")
             claims = jwt.decode(
@@ -174,8 +200,6 @@ class Passes:
         issued, expires = claims["iat"], claims["exp"]
         if not all(isinstance(v, int) for v in (issued, expires)):
             raise InvalidPass("bad times")
-        if now >= expires or issued > now + CLOCK_SKEW:
-            raise InvalidPass("expired")
         token = self._unseal(room, claims.get("seat"))
         if public_id(token) != claims["sub"]:
             raise InvalidPass("the seat is not the subject's")
