@@ -150,8 +150,9 @@ def start_app(stack: contextlib.ExitStack, scratch: Path, public: str, key: str)
 
 
 def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
-                seconds: float) -> float:  # fmt: skip
-    """Checks per second straight at the app; returns fresh checks per core-second."""
+                seconds: float) -> tuple[float, float]:  # fmt: skip
+    """Checks per second straight at the app; returns fresh checks per core-second, of
+    one pass (verified once, then remembered) and of passes each seen once."""
     call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 3600})
     one = str(call(f"{base}/api/rooms/shop/join", "POST")["pass"])
     minter = Passes(PassKeys(key), issuer=public, secret="bench-secret")
@@ -179,7 +180,7 @@ def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
     for label, load, per_core in rows:
         print(f"{label:<21} {load.rps:>9.0f} {per_core:>11.0f} {load.p50:>8.2f} "
               f"{load.p99:>8.2f} {load.errors:>7}")  # fmt: skip
-    return min(rows[0][2], rows[1][2])
+    return rows[0][2], rows[1][2]
 
 
 def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch: Path,
@@ -227,11 +228,12 @@ def bench(stack: contextlib.ExitStack, seconds: float) -> None:
     )
     print(f"2 gevent workers; wrk -t2 -c{CONNECTIONS}, {seconds:.0f} s per figure; "
           f"{os.cpu_count()} cores shared with wrk, nginx and anything else running")  # fmt: skip
-    per_core = gate_checks(base, pid, scratch, public, key, seconds)
+    remembered, unseen = gate_checks(base, pid, scratch, public, key, seconds)
     share = pages(stack, base, app, listen, scratch, seconds)
     print("\ngoals")
-    print(f"  fresh checks per core-second >= 2,000: {per_core:.0f} "
-          f"{'pass' if per_core >= 2000 else 'MISS'}")  # fmt: skip
+    for label, figure in (("a pass seen before", remembered), ("every pass new", unseen)):
+        print(f"  fresh checks per core-second >= 2,000 ({label}): {figure:.0f} "
+              f"{'pass' if figure >= 2000 else 'MISS'}")  # fmt: skip
     print(f"  gated page with the cache >= 0.8 of ungated: {share:.2f} "
           f"{'pass' if share >= 0.8 else 'MISS'}")  # fmt: skip
 
