@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from flask import Config
 
 from webapp.domain.admins import MIN_PASSWORD
-from webapp.domain.passes import new_private_pem
+from webapp.domain.passes import PassKeys, new_private_pem
 from webapp.redis.connection import redis_url
 
 log = logging.getLogger(__name__)
@@ -109,6 +109,10 @@ def resolve(config: MutableMapping[str, Any], start_redis: bool = True) -> None:
         config["SECRET_KEY"] = stored_secret(data_dir)
     if not config.get("PASS_KEY"):
         config["PASS_KEY"] = stored_secret(data_dir, "pass_key.pem", new_private_pem)
+    try:  # refused at start, in words, rather than at the first pass
+        PassKeys(config["PASS_KEY"], config.get("PASS_KEY_PREVIOUS"))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     config["REDIS_URL"] = redis_url(config["REDIS_URL"], data_dir, start=start_redis)
 
 

@@ -9,6 +9,7 @@ from joserfc import jwt as rfc_jwt
 from joserfc.jwk import KeySet
 
 from webapp import create_app
+from webapp.config import ConfigError
 from webapp.domain.passes import Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
 from webapp.views.gate import is_local_path, site_target
@@ -313,3 +314,27 @@ def test_admit_per_minute_holds_joins_back(client, make_room, clock):
     clock.advance(60)
     body = client.get(f"/api/rooms/paced/position/{third['token']}").get_json()
     assert body["status"] == "admitted"
+
+
+@pytest.mark.parametrize(
+    ("key", "previous", "says"),
+    [
+        ("not a key", None, "WEBAPP_PASS_KEY is not a PEM"),
+        (KEY, "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "PREVIOUS"),
+    ],
+)
+def test_a_bad_pass_key_is_refused_at_start(redis_url, r, clock, tmp_path, key, previous, says):
+    """A WEBAPP_PASS_KEY (or _PREVIOUS) that is not an Ed25519 PEM key stops the start
+    with words saying which."""
+    with pytest.raises(ConfigError, match=says):
+        site_app(redis_url, clock, tmp_path, key, previous)
+
+
+def test_a_pass_key_is_made_and_kept(redis_url, r, clock, tmp_path):
+    """Without WEBAPP_PASS_KEY, one is made in the data directory and every process
+    started on it signs with the same key."""
+    first = site_app(redis_url, clock, tmp_path, None).test_client()
+    second = site_app(redis_url, clock, tmp_path, None).test_client()
+    assert (tmp_path / "pass_key.pem").read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    keys = first.get("/.well-known/jwks.json").get_json()
+    assert keys == second.get("/.well-known/jwks.json").get_json()
