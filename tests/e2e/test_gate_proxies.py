@@ -205,3 +205,23 @@ def test_nginx_answer_cache(gated: Gated) -> None:
         for _ in range(3):
             assert fetch(f"http://127.0.0.1:{listen}/shop/item")[0] == 302
         assert gate_checks(gated) - before == 4
+
+
+def test_the_sites_own_check_from_the_doc(gated: Gated) -> None:
+    """docs/gate.md's Python snippet, as pasted (the address replaced), verifies a pass
+    from the JWKS through the proxy, and refuses a tampered one and none."""
+    gated.room(capacity=5)
+    good = gated.server.api("POST", "/api/rooms/shop/join")["pass"]
+    (snippet,) = doc_blocks("python")
+    assert "https://shop.example/queue" in snippet
+    scope: dict[str, Any] = {}
+    exec(snippet.replace("https://shop.example/queue", f"{gated.url}/queue"), scope)
+
+    class Request:
+        def __init__(self, cookie: str | None) -> None:
+            self.cookies = {} if cookie is None else {"wr_pass_shop": cookie}
+
+    claims = scope["visitor_of"](Request(good))
+    assert claims["aud"] == "shop" and claims["iss"] == f"{gated.url}/queue"
+    assert scope["visitor_of"](Request(good[:-3] + "AAA")) is None
+    assert scope["visitor_of"](Request(None)) is None
