@@ -338,3 +338,23 @@ def test_a_pass_key_is_made_and_kept(redis_url, r, clock, tmp_path):
     assert (tmp_path / "pass_key.pem").read_text().startswith("-----BEGIN PRIVATE KEY-----")
     keys = first.get("/.well-known/jwks.json").get_json()
     assert keys == second.get("/.well-known/jwks.json").get_json()
+
+
+def test_pass_cookie_is_secure_and_shared_when_configured(redis_url, r, clock, tmp_path):
+    """Behind HTTPS (SESSION_COOKIE_SECURE) the pass cookie is Secure; with
+    PASS_COOKIE_DOMAIN it names that domain, for sibling hosts."""
+    app = create_app(
+        {
+            "REDIS_URL": redis_url, "SECRET_KEY": "test-secret", "SWEEP_INTERVAL": 0,
+            "STATS_REFRESH": 0, "DATA_DIR": str(tmp_path), "CLOCK": clock, "TESTING": True,
+            "ADMIN_TOKEN": "test-admin-token", "PUBLIC_URL": PUBLIC, "PASS_KEY": KEY,
+            "SESSION_COOKIE_SECURE": True, "PASS_COOKIE_DOMAIN": "example.com",
+        }
+    )  # fmt: skip
+    client = app.test_client()
+    client.put("/api/admin/rooms/shop", json={"capacity": 2, "site_url": SITE},
+               headers={"Authorization": "Bearer test-admin-token"})  # fmt: skip
+    body = join(client)
+    clock.advance(31)
+    cookie = gate(client, "shop", body["pass"]).headers["Set-Cookie"]
+    assert "Secure" in cookie and "Domain=example.com" in cookie
