@@ -150,12 +150,13 @@ def test_renewed_pass_reaches_the_browser(gated: Gated) -> None:
     """Past half its life, the gate's fresh pass comes back through the proxy in
     Set-Cookie (nginx: auth_request_set; Caddy: the handle_response)."""
     gated.room(capacity=5, pass_renew_seconds=5)
+    time.sleep(1.1)  # every worker's cached settings (STATS_REFRESH) have the new room's
     good = gated.server.api("POST", "/api/rooms/shop/join")["pass"]
     time.sleep(5.2)
     status, headers, _ = fetch(f"{gated.url}/shop/item", {"Cookie": f"wr_pass_shop={good}"})
     assert status == 200
     cookie = headers.get("Set-Cookie", "")
-    assert cookie.startswith("wr_pass_shop=") and "HttpOnly" in cookie
+    assert cookie.startswith("wr_pass_shop=") and "HttpOnly" in cookie, headers
     fresh = cookie.split(";")[0].split("=", 1)[1]
     assert fresh != good
     status, headers, _ = fetch(f"{gated.url}/shop/item", {"Cookie": f"wr_pass_shop={fresh}"})
