@@ -139,16 +139,19 @@ class Visits:
         self.announcer.saw(room, ticket)
         return ticket
 
-    def release(self, room: str, token: str, sold: int | None = None) -> Ticket:
+    def release(self, room: str, token: str, sold: int = 0) -> tuple[Ticket, int]:
         """The site let its visitor go (after checkout, on logout: the pass's holder):
         the seat ends (``released``), the next in line is offered it at once, and what
-        was sold is recorded (``record_sale``). A pass whose seat already ended (a
-        release sent again) changes nothing and records nothing: the ended ticket."""
+        was sold is recorded (``record_sale``). Returns the ended ticket and what was
+        recorded: a pass whose seat already ended (a release sent again) changes nothing
+        and records nothing (0)."""
         live = self.reports.ticket_state(room, token) in ("offered", "admitted")
         ticket = self.end(room, token, why="released", who="site")
-        if live and sold:
+        if not live:
+            return ticket, 0
+        if sold:
             self.record_sale(room, token, sold)
-        return ticket
+        return ticket, sold
 
     def record_sale(self, room: str, token: str, sold: int) -> None:
         """What a site sold to the holder of ``token`` (a release's ``{"sold": n}``):

@@ -78,8 +78,8 @@ def release(room: str) -> ResponseReturnValue:
     except InvalidPass as error:
         body = jsonify(error=f"no valid pass for this room: {error}")
         return body, 401, {"WWW-Authenticate": 'Bearer realm="release"'}
-    ticket = visits().release(room, held.token, sold)
-    return jsonify(released=ticket.why == "released", why=ticket.why or None, sold=sold)
+    ticket, recorded = visits().release(room, held.token, sold)
+    return jsonify(released=ticket.why == "released", why=ticket.why or None, sold=recorded)
 
 
 def sold_in(body: Any) -> int:
