@@ -100,6 +100,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.register_blueprint(panel.bp)
     ws.init_app(app)
     metrics_views.init_app(app, services)  # /metrics, and every request timed
+    gate.init_app(app, services)  # a fresh pass's 204 without Flask: the hottest request
 
     services.start()
     return app

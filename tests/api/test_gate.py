@@ -359,3 +359,17 @@ def test_pass_cookie_is_secure_and_shared_when_configured(redis_url, r, clock, t
     clock.advance(31)
     cookie = gate(client, "shop", body["pass"]).headers["Set-Cookie"]
     assert "Secure" in cookie and "Domain=example.com" in cookie
+
+
+def test_fresh_pass_is_answered_before_flask(client, shop, app, monkeypatch):
+    """The fast path (FreshGate) answers a fresh pass without Flask's request handling,
+    with the route's answer; a pass due for renewal still reaches the route."""
+    body = join(client)
+    entered = []
+    monkeypatch.setattr(
+        app, "full_dispatch_request", lambda: entered.append(1) or app.response_class("", 500)
+    )
+    reply = gate(client, "shop", body["pass"])
+    assert reply.status_code == 204 and not entered
+    assert reply.headers["X-Waiting-Room-Visitor"] == public_id(body["token"])
+    assert gate(client, "shop", "bad").status_code == 500 and entered  # on to the route

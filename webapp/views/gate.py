@@ -7,11 +7,14 @@ the release a site's server sends after checkout. The pass itself is
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from flask import Blueprint, current_app, jsonify, make_response, redirect, request, session
 from flask.typing import ResponseReturnValue
+from werkzeug.http import parse_cookie
 from werkzeug.wrappers import Response
 
 from webapp.domain.passes import InvalidPass, cookie_name
@@ -23,6 +26,12 @@ from webapp.domain.rooms import (
     valid_room_name,
 )
 from webapp.views import lobby, passes, services, visits
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from flask import Flask
+
+    from webapp.services import Services
 
 bp = Blueprint("gate", __name__)
 MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
@@ -91,8 +100,10 @@ def sold_in(body: Any) -> int:
     return sold
 
 
-def bearer() -> str | None:
-    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+def bearer(header: str | None = None) -> str | None:
+    """The token of an ``Authorization: Bearer`` header (this request's by default)."""
+    raw = request.headers.get("Authorization", "") if header is None else header
+    scheme, _, value = raw.partition(" ")
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
@@ -100,6 +111,46 @@ def presented() -> str | None:
     """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
     room = (request.view_args or {}).get("room", "")
     return request.cookies.get(cookie_name(room)) or bearer()
+
+
+class FreshGate:
+    """WSGI middleware, outermost: the gate's commonest answer, a fresh pass's 204,
+    without Flask (its request context, hooks and middleware cost about as much as the
+    check itself: docs/performance.md). Anything else (no pass, a bad one, one due for
+    renewal) goes on to ``check``, which answers it. Timed under ``gate.check`` like the
+    route, so /metrics counts every check."""
+
+    def __init__(self, app: WSGIApplication, built: Services) -> None:
+        self.app = app
+        self.passes = built.passes
+        self.clock = built.clock
+        self.metrics = built.metrics
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/gate/") and environ.get("REQUEST_METHOD") == "GET":
+            started = time.perf_counter()
+            room = path[len("/gate/") :]
+            if valid_room_name(room):
+                cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
+                raw = cookies.get(cookie_name(room)) or bearer(
+                    environ.get("HTTP_AUTHORIZATION", "")
+                )
+                now = self.clock()
+                try:
+                    held = self.passes.verify(room, raw, now)
+                except InvalidPass:
+                    held = None
+                if held is not None and held.fresh(now):
+                    start_response("204 NO CONTENT", [(VISITOR, held.subject)])
+                    self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
+                    return []
+        return self.app(environ, start_response)
+
+
+def init_app(app: Flask, built: Services) -> None:
+    """The gate's fast path around the whole app (after every other middleware)."""
+    app.wsgi_app = FreshGate(app.wsgi_app, built)  # type: ignore[method-assign]
 
 
 def original_path() -> str:
