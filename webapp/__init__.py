@@ -61,6 +61,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin_waitlist,
         api,
         claims,
+        drops,
         errors,
         extras,
         filters,
@@ -86,6 +87,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(language.bp)  # the footer's language picker
     app.register_blueprint(extras.bp)  # room headings, clock times, the favicon
     app.register_blueprint(move.bp)  # continue on another device
+    app.register_blueprint(drops.bp)  # a scheduled drop's refusals (its pages: waitlist's)
     app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services)  # /admin/login, `flask admin`

@@ -180,6 +180,10 @@ class Drops:
             starts_at=int(float(starts)) if starts else None,
         )
 
+    def state(self, room: str) -> str:
+        """The draw's state: '' (none), committed or drawn."""
+        return text(self.client.hget(self.keys.drop(room).drop, "state") or "")
+
     def drawn_ids(self, room: str, limit: int = -1) -> list[str]:
         """The draw ids in drawn order (all with ``limit`` -1)."""
         key = self.keys.drop(room).drawn
