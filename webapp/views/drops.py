@@ -77,6 +77,28 @@ def drop_view(room: str, settings: RoomSettings, ticket: Ticket | None = None) -
     )
 
 
+def panel_figures(room: str, settings: RoomSettings) -> dict[str, Any]:
+    """What the panel's room page shows of its drop (admin/_drop.html): where its
+    schedule is, the draw, the pre-queue, the stock and units sold per admission."""
+    if settings.kind != "live":
+        return {"drop": None}
+    drops = visits().drops
+    record = drops.draw(room)
+    left, sold, admissions = drops.stock(room)
+    phase = phase_at(settings, lobby().now(), record.state)
+    return {
+        "drop": {
+            "phase": "sold out" if left is not None and left <= 0 else phase,
+            "record": record,
+            "prequeued": drops.prequeued(room),
+            "left": left,
+            "sold": sold,
+            "admissions": admissions,
+            "per_admission": drops.outlook(room, 0, 0).per_admission,
+        }
+    }
+
+
 def standing_fields(room: str, ticket: Ticket) -> dict[str, Any]:
     """What a join or position reply of the JSON API adds for a drop: the status
     ``prequeue`` (no position yet, the start time, how many are in the pre-queue),
