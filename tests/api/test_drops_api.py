@@ -101,10 +101,12 @@ def test_stock_reports_and_the_sell_out(client: Any) -> None:
     assert last.get_json()["sold_out"] is True
     assert client.post("/api/rooms/shop/join").status_code == 410
     assert client.post("/api/rooms/shop/join").get_json() == {"error": "sold_out"}
+    listed = {room["name"]: room for room in client.get("/api/rooms").get_json()}
+    assert listed["shop"]["status"] == "sold_out"
     gone = client.get(f"/api/rooms/shop/position/{waiting['token']}")
     assert gone.status_code == 410 and "sold out" in gone.get_json()["error"]
     still = client.get(f"/api/rooms/shop/position/{seated['token']}").get_json()
-    assert still["status"] == "admitted"
+    assert still["status"] == "admitted" and still["room_status"] == "sold_out"
     reopened = client.post("/api/admin/rooms/shop/stock", json={"left": 5}, headers=ADMIN)
     assert reopened.get_json()["sold_out"] is False
     assert client.post("/api/rooms/shop/join").status_code == 200

@@ -185,3 +185,27 @@ def test_outlook_counts_one_each_until_ten_admissions() -> None:
 def test_draw_id_is_the_public_id() -> None:
     """The draw id is the first 12 hex digits of the ticket's SHA-256 (Lua computes it)."""
     assert public_id("abc") == hashlib.sha256(b"abc").hexdigest()[:12]
+
+
+def test_a_sell_out_is_mailed_to_whoever_gave_an_email(visits: Visits, rooms: Any) -> None:
+    """The waiting ticket with an email is told by the outbox, once, in its language;
+    the seated one and one without an email are not."""
+    from building import mailer_of
+    from recording import smtp_server
+
+    from webapp.i18n import compile_catalogues, translations_dir
+
+    compile_catalogues(translations_dir())
+    visits.configure("shop", {"capacity": 1, "stock": 1})
+    visits.join("shop", identity="seated", email="sam@example.org")
+    visits.join("shop", identity="ada", email="ada@example.org", lang="es")
+    visits.join("shop", identity="bob")
+    visits.record_sold("shop", 1)
+    with smtp_server() as (handler, port):
+        mailer = mailer_of(rooms, port)
+        while mailer.run_once():
+            pass
+    [message] = handler.messages
+    assert message["To"] == "ada@example.org"
+    text = message.get_payload()[0].get_payload(decode=True).decode()
+    assert "https://w.example/rooms/shop" in text

@@ -16,7 +16,7 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clea
 from webapp.domain.waitlist import Entry, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
-from webapp.views.drops import draw_json, standing_fields
+from webapp.views.drops import draw_json, room_status, standing_fields
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
@@ -106,7 +106,12 @@ def wait_range(guess: Estimate) -> list[int]:
 
 @bp.get("/rooms")
 def list_rooms() -> ResponseReturnValue:
-    return jsonify([{**s._asdict(), "notice": s.notice or None} for s in reports().summaries()])
+    return jsonify(
+        [
+            {**s._asdict(), "notice": s.notice or None, "status": room_status(s.name, s.status)}
+            for s in reports().summaries()
+        ]
+    )
 
 
 @bp.post("/rooms/<room>/join")

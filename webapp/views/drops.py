@@ -111,6 +111,8 @@ def standing_fields(room: str, ticket: Ticket) -> dict[str, Any]:
         fields.update(draw_id=drop.draw_id, starts_at=iso_text(drop.starts_at))
     if drop.in_prequeue:
         fields.update(status="prequeue", position=None, ahead=None, prequeue=drop.prequeued)
+    if drop.phase == "sold_out":
+        fields["room_status"] = "sold_out"
     if drop.outlook is not None:
         fields.update(
             stock_left=drop.outlook.stock_left,
@@ -118,6 +120,16 @@ def standing_fields(room: str, ticket: Ticket) -> dict[str, Any]:
             served_share=round(drop.outlook.served_share, 3),
         )
     return fields
+
+
+def room_status(room: str, status: str) -> str:
+    """A room's status as the API lists it: sold_out once its stock is gone (from the
+    cached settings: a stock report changes their version)."""
+    try:
+        stock = lobby().settings(room).stock
+    except RoomNotFound:
+        return status
+    return "sold_out" if stock is not None and stock <= 0 else status
 
 
 def draw_json(room: str) -> dict[str, Any]:
