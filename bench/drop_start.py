@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from servers import start_redis  # noqa: E402
 
+from webapp.domain.drops import Drops  # noqa: E402
 from webapp.domain.rooms import WaitingRooms  # noqa: E402
 from webapp.redis.keys import Keys  # noqa: E402
 from webapp.redis.scripts import Scripts  # noqa: E402
@@ -47,6 +48,7 @@ def one_round(client: redis.Redis, size: int, n: int) -> tuple[float, float, flo
     rooms.configure(room, {"capacity": 20, "dropout_seconds": 3600,
                            "prequeue_at": int(now) - 1, "starts_at": int(now) + 3600})  # fmt: skip
     rooms.configure(plain, {"capacity": 1, "dropout_seconds": 3600})
+    Drops(rooms).tick(room)  # the seed committed, as Visits.configure does
     client.slowlog_reset()
     for i in range(size):
         rooms.join(room, identity=f"p{i}")
@@ -55,8 +57,6 @@ def one_round(client: redis.Redis, size: int, n: int) -> tuple[float, float, flo
         rooms.join(plain, identity=f"p{i}")
     plain_joins = script_times(client)
     rooms.client.hset(rooms.keys.room(room).settings, "starts_at", int(time.time()))
-    from webapp.domain.drops import Drops
-
     Drops(rooms).start(room)
     start = script_times(client)
     return max(start) / 1000, statistics.median(prequeue_joins), statistics.median(plain_joins)

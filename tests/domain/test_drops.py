@@ -209,3 +209,14 @@ def test_a_sell_out_is_mailed_to_whoever_gave_an_email(visits: Visits, rooms: An
     assert message["To"] == "ada@example.org"
     text = message.get_payload()[0].get_payload(decode=True).decode()
     assert "https://w.example/rooms/shop" in text
+
+
+def test_joins_before_any_commitment_are_ranked_at_the_start(visits: Visits, clock: Any) -> None:
+    """Settings written without the drop's turn (no seed yet): the pre-queue joins
+    unranked, and the start commits, ranks and places them by the same rule."""
+    visits.rooms.configure("raw", {"capacity": 1, "prequeue_at": T0 - 1, "starts_at": T0 + 60})
+    assert visits.drops.draw("raw").state == ""
+    tokens = [visits.join("raw", identity=f"v{i}").ticket.token for i in range(8)]
+    assert visits.start_drop("raw") == 8
+    record = visits.drops.draw("raw")
+    assert visits.drops.drawn_ids("raw") == verify_draw(record.seed, map(public_id, tokens))

@@ -1,5 +1,4 @@
 --!include drop_lib.lua
---!include sha256_lib.lua
 -- drop_draw_lib.lua: a drop's draw, verifiable (docs/drops.md). The seed is made and
 -- kept here, in Redis: the app never reads it before the start (Reports reads the
 -- seed only once the state is drawn), nobody can change it once its SHA-256 (the
@@ -25,6 +24,7 @@ local function drop_commit(now, nonce, starts_at)
     local commitment = sha256_hex(seed)
     redis.call('DEL', K_DRAWN)
     redis.call('HSET', K_DROP, 'state', 'committed', 'seed', bytes_hex(seed),
+        'key', hmac_key_text(hmac_sha256_key(seed)),
         'commitment', commitment, 'committed_at', tostring(now), 'drawn_at', '',
         'entries', 0, 'starts_at', starts_at and tostring(starts_at) or '')
     redis.call('EXPIRE', K_DROP, DROP_TTL)
@@ -45,17 +45,23 @@ local function drop_start(now, lease, s, nonce, starts_at)
         drop_commit(now, nonce, starts_at)
     end
     local seed_hex = redis.call('HGET', K_DROP, 'seed')
-    local ctx = hmac_sha256_key(hex_bytes(seed_hex))
+    local ctx = nil  -- made only for tickets not ranked at their join
     local drawn = {}
-    for _, token in ipairs(redis.call('ZRANGE', K_PREQUEUE, 0, -1)) do
+    local members = redis.call('ZRANGE', K_PREQUEUE, 0, -1, 'WITHSCORES')
+    for i = 1, #members, 2 do
+        local token, rank = members[i], tonumber(members[i + 1])
         local t = get_ticket(token)
         local due = tonumber(redis.call('ZSCORE', K_CHECKIN, token))
         if t and t.st == 'waiting' and t.pq and due then
             if due < lease then
                 end_ticket(token, t, 'dropped', now)
             else
-                local id = string.sub(sha256_hex(token), 1, 12)  -- its public id
-                drawn[#drawn + 1] = {rank = draw_rank_of(ctx, id), id = id, token = token, t = t}
+                local id = t.di or draw_id_of(token)
+                if rank < 0 then
+                    ctx = ctx or hmac_sha256_key(hex_bytes(seed_hex))
+                    rank = draw_rank_of(ctx, id)
+                end
+                drawn[#drawn + 1] = {rank = rank, id = id, token = token, t = t}
             end
         end
     end
@@ -100,6 +106,7 @@ local function drop_start(now, lease, s, nonce, starts_at)
     end
     redis.call('DEL', K_PREQUEUE)
     redis.call('HSET', K_DROP, 'state', 'drawn', 'drawn_at', tostring(now), 'entries', n)
+    redis.call('HDEL', K_DROP, 'key')
     audit(now, 'draw_reveal', nil, seed_hex .. ' ' .. n)
     promote(now, lease, math.max(BATCH, s.capacity), s)
     return n

@@ -1,16 +1,21 @@
 --!include room_lib.lua
+--!include sha256_lib.lua
 -- drop_lib.lua: a scheduled drop (webapp/domain/drops.py): the room's schedule
 -- (prequeue_at, starts_at, ends_at), its pre-queue and its stock, as the join script
--- and the drop scripts read them. No hashing here (drop_draw_lib.lua holds the draw),
--- so a join builds few functions. Included by the scripts that need it; never run alone.
+-- and the drop scripts read them. A pre-queue join is ranked by the draw at once, inside
+-- Redis, with the seed committed when the start was scheduled (the rank is kept in the
+-- pre-queue's sorted set, never answered), so the start only sorts and places: the
+-- burst at the start costs Redis little (bench/drop_start.py). Included by the scripts
+-- that need it; never run alone.
 --
 -- KEYS after the room's sixteen (DropKeys in webapp/redis/keys.py):
 --  17 drop      hash   the draw: state ('' | committed | drawn), commitment, seed (kept
 --                      here, read by the app only once drawn), committed_at, drawn_at,
 --                      entries, starts_at (of this draw); stock: sold (all reported),
 --                      admitted0 (the room's admissions when stock was first counted)
---  18 prequeue  zset   pre-queued ticket -> when it joined (its ticket has pq = 1; it is
---                      in checkin, as every waiting ticket, but not in the line)
+--  18 prequeue  zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
+--                      committed, ranked at the start); its ticket has pq = 1 and di (its
+--                      draw id); it is in checkin, as every waiting ticket, not in the line
 --  19 drawn     list   the draw ids (public ids) in drawn order
 --  20 pool      set    scratch for the seed's randomness (deleted by the same script)
 local K_DROP, K_PREQUEUE, K_DRAWN, K_POOL = KEYS[17], KEYS[18], KEYS[19], KEYS[20]
@@ -53,12 +58,34 @@ local function sold_out(d)
     return d.stock ~= nil and d.stock <= 0
 end
 
+-- A ticket's draw id: its public id (webapp.domain.tickets.public_id).
+local function draw_id_of(token)
+    return string.sub(sha256_hex(token), 1, 12)
+end
+
+-- The committed seed's HMAC state, read once per call (nil: no seed committed yet).
+local DRAW_KEY = false
+local function draw_key()
+    if DRAW_KEY == false then
+        local v = redis.call('HMGET', K_DROP, 'state', 'seed', 'key')
+        if v[1] ~= 'committed' or not v[2] then
+            DRAW_KEY = nil
+        elseif v[3] then
+            DRAW_KEY = hmac_key_of_text(v[3])
+        else
+            DRAW_KEY = hmac_sha256_key(hex_bytes(v[2]))
+        end
+    end
+    return DRAW_KEY
+end
+
 -- Puts a new ticket in the pre-queue: present like anyone waiting (checkin), with no
--- place in the line until the start.
+-- place in the line until the start, ranked by the draw now (drop_start() places it).
 local function prequeue(token, t, now, lease, s)
-    t.pq = 1
+    t.pq, t.di = 1, draw_id_of(token)
+    local key = draw_key()
     redis.call('ZADD', K_CHECKIN, lease + s.dropout, token)
-    redis.call('ZADD', K_PREQUEUE, now, token)
+    redis.call('ZADD', K_PREQUEUE, key and draw_rank_of(key, t.di) or -1, token)
     created(K_CHECKIN)
     redis.call('EXPIRE', K_PREQUEUE, IDLE_TTL)
     put_ticket(token, t)

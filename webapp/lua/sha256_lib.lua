@@ -127,6 +127,29 @@ local function hmac_sha256_key(key)
     return {inner = inner, outer = outer}
 end
 
+-- The key's states as text (16 words), kept beside the seed so that a join need not
+-- work them out again (as secret as the seed: they rank as it does), and back.
+local function hmac_key_text(ctx)
+    local words = {}
+    for i = 1, 8 do
+        words[i], words[i + 8] = ctx.inner[i], ctx.outer[i]
+    end
+    return table.concat(words, ',')
+end
+
+local function hmac_key_of_text(text)
+    local inner, outer, i = {}, {}, 0
+    for word in string.gmatch(text, '[^,]+') do
+        i = i + 1
+        if i <= 8 then
+            inner[i] = tonumber(word)
+        else
+            outer[i - 8] = tonumber(word)
+        end
+    end
+    return {inner = inner, outer = outer}
+end
+
 local function copy_state(H)
     return {H[1], H[2], H[3], H[4], H[5], H[6], H[7], H[8]}
 end
