@@ -73,7 +73,8 @@ def main() -> int:
         client = redis.Redis(port=port)
         client.config_set("slowlog-log-slower-than", 0)
         client.config_set("slowlog-max-len", 100_000)
-        print("pre-queued  start (ms, median)  per person (µs)  pre-queue join (µs)  plain join (µs)")
+        print("pre-queued  start (ms, median)  per person (µs)  pre-queue join (µs)  "
+              "plain join (µs)")  # fmt: skip
         for size in sizes:
             rounds = [one_round(client, size, n) for n in range(args.rounds)]
             start = statistics.median(r[0] for r in rounds)
