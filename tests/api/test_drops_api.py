@@ -9,8 +9,8 @@ from typing import Any
 
 import redis
 from building import engine
-from conftest import ADMIN
 
+from tests.api.conftest import ADMIN
 from webapp.domain.draw import commitment_of, verify_draw
 
 T0 = 1_700_000_000  # the test clock's start

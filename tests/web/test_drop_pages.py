@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 import redis
-from conftest import Visitor, running_app
 from flask import Flask
 
+from tests.web.conftest import Visitor, running_app
 from webapp.domain.tickets import public_id
 
 T0 = 1_700_000_000
