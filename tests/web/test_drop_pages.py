@@ -91,3 +91,14 @@ def test_draw_id_is_the_public_id(app: Flask, visits: Any, clock: Any) -> None:
     prequeue = visits.rooms.keys.drop("drop").prequeue
     ids = [public_id(t) for t in visits.rooms.client.zrange(prequeue, 0, -1)]
     assert len(ids) == 1 and ids[0] in html
+
+
+def test_the_lobby_shows_a_prequeued_place(app: Flask, visits: Any, clock: Any) -> None:
+    """The lobby's places and room card say "in the pre-queue", not number 0."""
+    visits.configure("drop", {"capacity": 1, "prequeue_at": T0 + 60, "starts_at": T0 + 120})
+    clock.advance(61)
+    ada = person(app, "Ada")
+    ada.join("drop")
+    lobby = ada.get("/").get_data(as_text=True)
+    assert "you are in the pre-queue" in lobby and "You are in the pre-queue." in lobby
+    assert "number 0" not in lobby
