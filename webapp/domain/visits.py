@@ -100,7 +100,8 @@ class Visits:
         visitor is told there when a seat is offered to them."""
         standing = self.lobby.join(room, identity=identity, name=name, email=email, lang=lang)
         self.announcer.changed(room, standing.ticket)
-        if standing.raw is not None and not standing.ticket.seated:
+        # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
+        if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:
             low, high = standing.raw.range
             self.rooms.predict(room, standing.ticket.token, standing.raw.wait, low, high)
         return standing

@@ -109,8 +109,9 @@ def standing_fields(room: str, ticket: Ticket) -> dict[str, Any]:
     fields: dict[str, Any] = {"stock_left": None, "likely_sold_out": False}
     if drop.starts_at is not None:
         fields.update(draw_id=drop.draw_id, starts_at=iso_text(drop.starts_at))
-    if drop.in_prequeue:
+    if drop.in_prequeue:  # no place yet, so no wait to estimate
         fields.update(status="prequeue", position=None, ahead=None, prequeue=drop.prequeued)
+        fields.update(wait=None, variance=None, range=None, trend=None, basis=None)
     if drop.phase == "sold_out":
         fields["room_status"] = "sold_out"
     if drop.outlook is not None:
