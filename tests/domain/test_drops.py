@@ -220,3 +220,37 @@ def test_joins_before_any_commitment_are_ranked_at_the_start(visits: Visits, clo
     assert visits.start_drop("raw") == 8
     record = visits.drops.draw("raw")
     assert visits.drops.drawn_ids("raw") == verify_draw(record.seed, map(public_id, tokens))
+
+
+def test_the_times_must_come_in_order(visits: Visits) -> None:
+    """A pre-queue after the start or an end before it is refused, and nothing
+    changes."""
+    from webapp.domain.refusals import InvalidInput
+
+    schedule(visits)
+    for bad in ({"prequeue_at": T0 + 200}, {"ends_at": T0 + 120}, {"starts_at": T0 + 30}):
+        with pytest.raises(InvalidInput):
+            visits.configure("drop", bad)
+    settings = visits.rooms.settings("drop")
+    assert settings is not None and (settings.prequeue_at, settings.starts_at) == (
+        T0 + 60,
+        T0 + 120,
+    )
+
+
+def test_a_new_start_after_a_drop_makes_a_new_draw(visits: Visits, clock: Any) -> None:
+    """Once drawn, a start scheduled again in the future commits a new seed; the old
+    draw ids are gone and the new pre-queue is drawn at the new start."""
+    schedule(visits)
+    clock.advance(61)
+    visits.join("drop", identity="first")
+    assert visits.start_drop("drop") == 1
+    old = visits.drops.draw("drop")
+    visits.configure("drop", {"prequeue_at": T0 + 50, "starts_at": T0 + 600})
+    new = visits.drops.draw("drop")
+    assert new.state == "committed" and new.commitment != old.commitment
+    assert visits.drops.drawn_ids("drop") == []
+    later = visits.join("drop", identity="second").ticket
+    assert later.state == "waiting" and later.position == 0
+    assert visits.start_drop("drop") == 1
+    assert visits.drops.drawn_ids("drop") == [public_id(later.token)]

@@ -12,11 +12,12 @@ it. No Flask here.
 from __future__ import annotations
 
 import secrets
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from webapp.domain.refusals import InvalidInput, Reply, check
 from webapp.domain.rooms import WaitingRooms
-from webapp.domain.settings import RoomSettings
+from webapp.domain.settings import InvalidSetting, RoomSettings, checked
 from webapp.redis.replies import text
 
 MIN_ADMISSIONS = 10  # admissions measured before sold-per-admission is trusted
@@ -73,6 +74,26 @@ def phase_at(settings: RoomSettings, now: float, state: str) -> Phase:
     if settings.prequeue_at is not None and now >= settings.prequeue_at:
         return "prequeue"
     return "before"
+
+
+SCHEDULE = ("prequeue_at", "starts_at", "ends_at")
+
+
+def check_schedule(current: RoomSettings, changes: Mapping[str, Any]) -> None:
+    """InvalidInput unless the drop's times, as they would be, come in order: the
+    pre-queue before the start, the start before the end (a pre-queue without a start
+    means nothing). Other bad values are left to the settings' own checks."""
+    if not set(SCHEDULE) & set(changes):
+        return
+    try:
+        times = {**current.as_dict(), **checked(changes)}
+    except InvalidSetting:
+        return
+    prequeue, starts, ends = (times[name] for name in SCHEDULE)
+    if prequeue is not None and starts is not None and prequeue > starts:
+        raise InvalidInput("prequeue_at must not be after starts_at")
+    if starts is not None and ends is not None and ends <= starts:
+        raise InvalidInput("ends_at must be after starts_at")
 
 
 def has_schedule(settings: RoomSettings) -> bool:

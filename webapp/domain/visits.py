@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renamed_frame
 from webapp.domain.chat import Chats, Joined, room_chat_id
-from webapp.domain.drops import Drops, StockReport, has_schedule
+from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import RoomNotFound, WaitingRooms
@@ -62,6 +62,7 @@ class Visits:
         """Creates the room or changes its settings (the script audits it): this process
         forgets its cached settings and the room's open pages are told, since a change
         (a capacity raise, a reopen) can let people in from the line."""
+        check_schedule(self.rooms.settings(room) or RoomSettings(), changes)
         settings = self.rooms.configure(room, changes, who=who)
         if has_schedule(settings) or settings.stock is not None:
             # a drop's seed is committed at once; a new start after a drop, a new draw
