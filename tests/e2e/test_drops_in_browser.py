@@ -32,8 +32,12 @@ def admin_post(server: Any, path: str, body: dict[str, Any]) -> Any:
 
 
 def shoot(page: Any, artifacts: Path, name: str) -> None:
-    """A phone-width screenshot (390 px), the whole page."""
+    """Screenshots at a phone's width (390 px, as the page is used here) and a
+    desktop's, the whole page."""
     page.screenshot(path=str(artifacts / f"drops-{name}-390.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 860})
+    page.screenshot(path=str(artifacts / f"drops-{name}-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
 
 
 def test_countdown_prequeue_start_and_draw(
