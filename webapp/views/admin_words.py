@@ -19,7 +19,8 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "review", "referral_void": "Referral void", "draw_commit": "Lottery seed "
                "committed", "draw": "Lottery drawn",
                "lapse": "Place lapsed unclaimed", "release": "Released by the site",
-               "sale": "Sold on the site"}  # fmt: skip
+               "draw_reveal": "Drop drawn (seed revealed)",
+               "stock": "Stock"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
             "hour"}  # fmt: skip

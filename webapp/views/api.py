@@ -16,6 +16,7 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clea
 from webapp.domain.waitlist import Entry, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
+from webapp.views.drops import draw_json, room_status, standing_fields
 from webapp.views.gate import site_pass
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -57,6 +58,8 @@ def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:
         "basis": standing.basis,
         **(site_pass(room, ticket) if room and ticket.seated else {}),
     }
+    if room:
+        body.update(standing_fields(room, ticket))  # a scheduled drop's (views/drops.py)
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
 
 
@@ -105,7 +108,12 @@ def wait_range(guess: Estimate) -> list[int]:
 
 @bp.get("/rooms")
 def list_rooms() -> ResponseReturnValue:
-    return jsonify([{**s._asdict(), "notice": s.notice or None} for s in reports().summaries()])
+    return jsonify(
+        [
+            {**s._asdict(), "notice": s.notice or None, "status": room_status(s.name, s.status)}
+            for s in reports().summaries()
+        ]
+    )
 
 
 @bp.post("/rooms/<room>/join")
@@ -156,6 +164,14 @@ def waitlist_entry(room: str, token: str) -> Entry:
 def leave(room: str, token: str) -> ResponseReturnValue:
     ticket = visits().end(room, token)
     return jsonify(token=ticket.token, status="left", left=True)
+
+
+@bp.get("/rooms/<room>/draw")
+def drop_draw(room: str) -> ResponseReturnValue:
+    """A scheduled drop's draw: the commitment, and once drawn the seed and its size."""
+    if lobby().settings(room).kind != "live":
+        raise RoomNotFound(f"room {room!r} has no scheduled drop")
+    return jsonify(draw_json(room))
 
 
 @bp.get("/rooms/<room>/qsize")
