@@ -372,3 +372,15 @@ def test_fresh_pass_is_answered_before_flask(client, shop, app, monkeypatch):
     assert reply.status_code == 204 and not entered
     assert reply.headers["X-Waiting-Room-Visitor"] == public_id(body["token"])
     assert gate(client, "shop", "bad").status_code == 500 and entered  # on to the route
+
+
+def test_release_counts_the_stock_down(client, make_room, app):
+    """A release's sold is a stock report (issue 24): a room with a stock counts it
+    down, once per seat."""
+    make_room("shop", capacity=2, site_url=SITE, stock=5)
+    body = join(client)
+    auth = {"Authorization": f"Bearer {body['pass']}"}
+    for _ in range(2):
+        client.post("/api/rooms/shop/release", json={"sold": 2}, headers=auth)
+    left, sold, _ = app.extensions["services"].visits.drops.stock("shop")
+    assert (left, sold) == (3, 2)
