@@ -95,6 +95,8 @@ def sold_in(body: Any) -> int:
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object")
     sold = body.get("sold", 0)
+    if isinstance(sold, float) and sold.is_integer():
+        sold = int(sold)  # 2.0 is the number 2 in JSON (and in JSON Schema)
     if isinstance(sold, bool) or not isinstance(sold, int) or not 0 <= sold <= MAX_SOLD:
         raise InvalidInput(f"sold must be an integer from 0 to {MAX_SOLD}")
     return sold
