@@ -19,7 +19,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.i18n import _
-from webapp.views import lobby, place, visitor, visits
+from webapp.views import lobby, place, reports, visitor, visits
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
 
@@ -169,11 +169,22 @@ def join(room: str) -> ResponseReturnValue:
         visitor.set_name(name)
     elif not visitor.name():
         return redirect(url_for(".gate", room=room)), 303
+    if holds_live_place(room):  # moved or claimed here: the place it holds, no join
+        return redirect(url_for(".gate", room=room)), 303
     standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     if visitor.gave_away(room, standing.ticket.token):  # that place is another browser's
         standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     visitor.remember(room, standing.ticket.token, standing.ticket.position)
     return redirect(url_for(".gate", room=room)), 303
+
+
+def holds_live_place(room: str) -> bool:
+    """This browser holds a live ticket of ``room`` that it was given (a move or a claim
+    link): its visitor id does not find it, so a join must not make another."""
+    token = visitor.ticket(room)
+    if token is None or visitor.holder(room) is None or visitor.gave_away(room, token):
+        return False
+    return reports().ticket_state(room, token) in ("waiting", "offered", "admitted")
 
 
 def is_waitlist(room: str) -> bool:
