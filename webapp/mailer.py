@@ -87,6 +87,7 @@ SUBJECTS = {
     "lapsed": N_("Your place in %(room)s has lapsed"),
     "near": N_("You are nearly in: %(room)s"),
     "offered": N_("A seat is free for you: %(room)s"),
+    "link": N_("Your link to the waitlist of %(room)s"),
 }
 
 

@@ -7,7 +7,7 @@ import building
 import pytest
 from recording import smtp_server
 
-from webapp.domain.waitlist import Waitlists
+from webapp.domain.waitlist import KnownAddress, Waitlists
 
 SECRET = "mailer test secret"
 
@@ -64,3 +64,21 @@ def test_an_expired_outbox_does_not_stop_the_rooms_after_it(rooms, smtp):
     sign_up(rooms, "omega", 1)
     drain(mailer)
     assert [m["To"] for m in handler.messages[1:]] == ["omega0@example.org"]
+
+
+def test_the_owner_of_a_known_address_is_mailed_their_link(rooms, smtp):
+    """A sign-up from another device with a known address mails the owner the entry's
+    page (issue 25, hole 3)."""
+    handler, port = smtp
+    rooms.configure("list", {"kind": "waitlist"})
+    waitlists = Waitlists(rooms, secret=b"s")
+    waitlists.join("list", "Ann", "ann@example.org", device="ann-phone")
+    with pytest.raises(KnownAddress):
+        waitlists.join("list", "Eve", "ann@example.org", device="eve-laptop")
+    drain(building.mailer_of(rooms, port, secret=SECRET))
+    assert [m["Subject"] for m in handler.messages] == [
+        "Confirm your email for list",
+        "Your link to the waitlist of list",
+    ]
+    text = handler.messages[1].get_payload()[0].get_payload(decode=True).decode()
+    assert "https://w.example/rooms/list/entry/" in text and "Hello Ann," in text

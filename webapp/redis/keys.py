@@ -244,6 +244,11 @@ class Keys:
         """The prefix of flask-limiter's keys (wrong admin credentials per address)."""
         return f"{self.prefix}:limits"
 
+    def mail_budget(self, mailbox: str, window: int) -> str:
+        """string, a counter with a TTL of the window: emails sent to one mailbox (its
+        hash) in the window numbered ``window`` (``webapp.domain.budgets``)."""
+        return f"{self.prefix}:mailto:{mailbox}:{window}"
+
     @property
     def mail_health(self) -> str:
         """string (JSON) with a TTL: the mailer's last check of its SMTP server (ok, the

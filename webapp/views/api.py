@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -13,7 +14,7 @@ from webapp.domain.emails import normalise_email
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
-from webapp.domain.waitlist import Entry, NotAWaitlist
+from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
 
@@ -118,7 +119,14 @@ def join(room: str) -> ResponseReturnValue:
     email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
     if lobby().settings(room).kind == "waitlist":
         address = request.remote_addr or ""
-        entry = waitlists().join(room, name, email, ref, address=address, language=entry_language())
+        try:
+            # An API client has no device that lasts: each join is its own, so an
+            # address signed up already never answers with its entry here
+            device = secrets.token_urlsafe(12)
+            entry = waitlists().join(room, name, email, ref, address=address, device=device,
+                                     language=entry_language())  # fmt: skip
+        except KnownAddress as known:  # signed up before: its token goes to the mailbox
+            return jsonify(token=None, status="known", message=str(known)), 202
         return waitlist_json(room, entry)
     identity = f"api:{key}" if key else ""
     # A live room: an optional email to be told at when a seat is offered (the visitor

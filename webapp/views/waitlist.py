@@ -18,7 +18,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.claims import address_tag
 from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, OldAddress
+from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, OldAddress
 from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, visitor, waitlists
@@ -30,10 +30,12 @@ MAX_REF = 32
 DRAW_SHOWN = 10_000  # a draw this size or smaller is recomputed and listed on its page
 
 
-def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
+def signup_page(
+    room: str, status: int = 200, error: str = "", notice: str = ""
+) -> ResponseReturnValue:
     """The form, or the entry's page for someone who signed up from this browser."""
     token = visitor.entries().get(room)
-    if token is not None and not error and entry_of(room, token) is not None:
+    if token is not None and not (error or notice) and entry_of(room, token) is not None:
         return redirect(url_for("waitlist.entry", room=room, token=token))
     form = request.form if request.method == "POST" else {}
     settings = lobby().settings(room)
@@ -44,6 +46,7 @@ def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturn
         "email": form.get("email", ""),
         "ref": (form.get("ref") or request.args.get("ref", ""))[:MAX_REF],
         "error": error,
+        "notice": notice,
         "draw": waitlists().draw_record(room) if settings.ordering == "lottery" else None,
     }
     return render_template("waitlist/join.html", **context), status
@@ -66,6 +69,11 @@ def signup(room: str) -> ResponseReturnValue:
         )
     except NotAWaitlist:
         return redirect(url_for("pages.gate", room=room), 303)
+    except KnownAddress:  # signed up from another browser: the owner is mailed
+        return signup_page(room, 200, notice=_(
+            "This email address is signed up already. We have sent the link to its "
+            "entry to that address."
+        ))  # fmt: skip
     except InvalidInput as error:  # EmailRefused is one: say why, on the form
         return signup_page(room, 400, explain(error))
     token = entry_token(room, entry.id)
