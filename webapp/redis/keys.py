@@ -202,9 +202,11 @@ class Keys:
         """zset: server id -> time its entry in ``user_connections`` stops counting."""
         return f"{self.prefix}:{{user:{user_id}}}:conn-deadlines"
 
-    def server_alive(self, server_id: str) -> str:
-        """string with a short TTL, refreshed by the server's heartbeat."""
-        return f"{self.prefix}:server:{server_id}:alive"
+    def server_alive(self, process: str) -> str:
+        """string with the connection TTL, renewed by the heartbeat of the server running
+        as ``process`` (``host:pid``): its server id. Deleted by gunicorn's master when
+        that worker exits, so its sockets stop counting at once (``ConnectionLimits``)."""
+        return f"{self.prefix}:server:{process}:alive"
 
     def send_rate(self, user_id: str) -> str:
         """zset of recent send times, for the chat rate limit."""
