@@ -78,9 +78,11 @@ def init_app(app: Flask, keys: Keys, exempt: Iterable[Blueprint] = ()) -> None:
         {
             "socket_timeout": float(app.config["REDIS_SOCKET_TIMEOUT"]),
             "socket_connect_timeout": float(app.config["REDIS_CONNECT_TIMEOUT"]),
+            # The limits library puts its own prefix first ("LIMITS" by default): ours,
+            # so every key of the app starts with WEBAPP_REDIS_PREFIX
+            "key_prefix": keys.limits,
         },
     )
-    app.config.setdefault("RATELIMIT_KEY_PREFIX", keys.limits)
     limiter.init_app(app)
     if not (app.config.get("RATELIMIT_DEFAULT") or app.config.get("RATELIMIT_APPLICATION")):
         # No limit applies to every view: only the views decorated with
