@@ -54,6 +54,12 @@ class Defaults:
     SESSION_COOKIE_SECURE = False  # True behind HTTPS: also sends Strict-Transport-Security
     # Wrong admin credentials allowed per client address (flask-limiter's notation)
     ADMIN_FAILURE_LIMIT = "10 per 15 minutes"
+    # Per-address limits (issue 25, webapp/limits.py), in flask-limiter's notation
+    JOIN_LIMIT = "20 per minute"  # joins and sign-ups per client address
+    JOIN_NETWORK_LIMIT = "200 per minute"  # ... per /24 (IPv4) or /64 (IPv6)
+    SIGNUP_LIMIT = "10 per hour"  # waitlist sign-ups per client address
+    ADMIN_ACCOUNT_LIMIT = "10 per 15 minutes"  # wrong passwords per admin account name
+    ADMIN_TOTAL_LIMIT = "100 per 15 minutes"  # wrong passwords in all
     METRICS_PUBLIC = False  # True: /metrics answers without the admin token
     # Browser pages and the room websocket (issue 3)
     WTF_CSRF_TIME_LIMIT = None  # the token lives as long as the session: a long wait is fine

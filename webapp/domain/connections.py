@@ -133,7 +133,8 @@ class ConnectionLimits:
 
     def heartbeat(self, now: float) -> int:
         """Renews this server's deadline for every user it holds; returns how many."""
-        self.alive()
+        if self._announced:  # a server that never held a socket has nothing to vouch for
+            self.alive()
         with self._lock:
             held = list(self._held.items())
             if self._cluster:  # redis-py refuses scripts in a cluster pipeline

@@ -36,7 +36,13 @@ from werkzeug.wrappers import Response
 from webapp.admin_session import REDIS_FAILED, PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
-from webapp.security import credential_failures, refused_credentials, throttled
+from webapp.limits import password_limited
+from webapp.security import (
+    credential_failures,
+    refused_credentials,
+    throttled,
+    throttled_scope,
+)
 from webapp.services import Services
 from webapp.views import services
 
@@ -95,7 +101,8 @@ def login() -> ResponseReturnValue:
 
 
 @bp.post("/login")
-@throttle
+@password_limited
+@throttle  # registered first, so checked first: "from your address" when both are spent
 def login_submit() -> ResponseReturnValue:
     name = request.form.get("name", "").strip()
     if not admins().verify(name, request.form.get("password", "")):
@@ -128,7 +135,11 @@ def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
     _, headers = throttled(error)
     minutes = round(int(headers["Retry-After"]) / 60)
     wait = "a minute" if minutes <= 1 else f"{minutes} minutes"
-    message = f"Too many wrong logins from your address. Please try again in about {wait}."
+    who = {
+        "admin-account": "for this account",
+        "admin-total": "on this panel",
+    }.get(throttled_scope(error), "from your address")
+    message = f"Too many wrong logins {who}. Please try again in about {wait}."
     return render_template("admin/login.html", error=message, throttled=True), 429, headers
 
 

@@ -15,6 +15,7 @@ from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
 from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
+from webapp.limits import join_limited
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
 
@@ -108,6 +109,7 @@ def list_rooms() -> ResponseReturnValue:
 
 
 @bp.post("/rooms/<room>/join")
+@join_limited
 def join(room: str) -> ResponseReturnValue:
     body = json_object(required=False)
     name = clean_display_name(body.get("name"))

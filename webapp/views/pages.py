@@ -19,6 +19,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.i18n import _
+from webapp.limits import join_limited
 from webapp.views import lobby, place, reports, visitor, visits
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
@@ -157,6 +158,7 @@ def gate(room: str) -> ResponseReturnValue:
 
 
 @bp.post("/rooms/<room>/join")
+@join_limited
 def join(room: str) -> ResponseReturnValue:
     """The one way into a room's line (the join card, the lobby, "Join again"): joins,
     or finds this browser's live place, then shows it on the room's page."""

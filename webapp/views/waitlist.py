@@ -20,6 +20,7 @@ from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, OldAddress
 from webapp.i18n import _
+from webapp.limits import join_limited
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
 from webapp.views import lobby, visitor, waitlists
 from webapp.views.api import MAX_EMAIL
@@ -53,6 +54,7 @@ def signup_page(
 
 
 @bp.post("/rooms/<room>/signup")
+@join_limited
 def signup(room: str) -> ResponseReturnValue:
     try:
         name = clean_display_name(request.form.get("name", ""))
