@@ -79,7 +79,15 @@ class Defaults:
     MAIL_BACKOFF_SECONDS = 5.0  # before the second try; doubles with each try
     MAIL_POLL_SECONDS = 1.0  # between rounds when there was nothing to send
     MAIL_CHECK_SECONDS = 30.0  # how often the mailer checks that its SMTP server answers
-    SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {"ping_interval": 15, "max_message_size": 16384}
+    # The library reads frames up to 1 MiB whole, so that a frame over WS_MAX_FRAME_BYTES
+    # gets its 1009 close frame, not a TCP reset (webapp/views/frame_budget.py)
+    SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {
+        "ping_interval": 15,
+        "max_message_size": 1024 * 1024,
+    }
+    WS_MAX_FRAME_BYTES = 16384  # a room socket's frame, at most; larger: closed with 1009
+    WS_FRAME_RATE = 20.0  # frames a second a room socket may send, on average
+    WS_FRAME_BURST = 40  # ... and at once; beyond: an error frame, then closed with 1008
 
 
 def settings(overrides: Mapping[str, Any] | None = None) -> Config:
