@@ -246,6 +246,11 @@ class Keys:
         """The prefix of flask-limiter's keys (wrong admin credentials per address)."""
         return f"{self.prefix}:limits"
 
+    def challenge_used(self, room: str, challenge: str) -> str:
+        """string with a TTL until the challenge expires: its solution was used for a join
+        of this room (``webapp.domain.challenge``: each counts once)."""
+        return f"{self.prefix}:{{room:{room}}}:altcha:{challenge}"
+
     def mail_budget(self, mailbox: str, window: int) -> str:
         """string, a counter with a TTL of the window: emails sent to one mailbox (its
         hash) in the window numbered ``window`` (``webapp.domain.budgets``)."""

@@ -17,6 +17,7 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clea
 from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
 from webapp.limits import join_limited
 from webapp.links import entry_language, entry_of, entry_token
+from webapp.views import challenge_gate as gate
 from webapp.views import lobby, reports, visits, waitlists
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -119,6 +120,15 @@ def join(room: str) -> ResponseReturnValue:
             f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
         )
     email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
+    # A proof of work first, when the room asks (missing, wrong, expired or used: 403,
+    # with a fresh challenge, and nothing changes); never for a re-join
+    solved = body.get("altcha")
+    if (
+        gate.required(room)
+        and not gate.api_holds_place(room, key)
+        and not gate.passes(room, solved)
+    ):
+        return jsonify(error="challenge_required", challenge=gate.fresh(room)), 403
     if lobby().settings(room).kind == "waitlist":
         address = request.remote_addr or ""
         try:
@@ -138,6 +148,12 @@ def join(room: str) -> ResponseReturnValue:
     return standing_json(
         visits().join(room, identity=identity, name=name, email=address, lang=lang)
     )
+
+
+@bp.get("/rooms/<room>/challenge")
+def challenge(room: str) -> ResponseReturnValue:
+    """A proof of work to solve before joining (ALTCHA): valid 5 minutes, this room only."""
+    return jsonify(gate.fresh(room)), 200, {"Cache-Control": "no-store"}
 
 
 @bp.get("/rooms/<room>/position/<token>")
