@@ -20,7 +20,7 @@ from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.i18n import _
 from webapp.limits import join_limited
-from webapp.views import lobby, place, reports, visitor, visits
+from webapp.views import challenge_gate, lobby, place, reports, visitor, visits
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
 
@@ -173,11 +173,28 @@ def join(room: str) -> ResponseReturnValue:
         return redirect(url_for(".gate", room=room)), 303
     if holds_live_place(room):  # moved or claimed here: the place it holds, no join
         return redirect(url_for(".gate", room=room)), 303
+    if not solved_if_asked(room):  # the room asks for a proof of work (issue 25)
+        return place.join_card(room, 403, challenge_words())
     standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     if visitor.gave_away(room, standing.ticket.token):  # that place is another browser's
         standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     visitor.remember(room, standing.ticket.token, standing.ticket.position)
     return redirect(url_for(".gate", room=room)), 303
+
+
+def challenge_words() -> str:
+    return _(
+        "This room asks your browser to solve a small puzzle before you join, to keep "
+        "bots out. Press the button: it takes a second or two, and needs JavaScript."
+    )
+
+
+def solved_if_asked(room: str) -> bool:
+    """No puzzle asked, a place held here already (a re-join never solves), or the
+    form's solution is right (and now used)."""
+    if not challenge_gate.required(room) or challenge_gate.browser_holds_place(room):
+        return True
+    return challenge_gate.passes(room, request.form.get("altcha", ""))
 
 
 def holds_live_place(room: str) -> bool:
