@@ -354,6 +354,8 @@ def _failure(error: BaseException) -> str:
     """Why a connection to the SMTP server failed, in a few words."""
     if isinstance(error, socket.timeout | TimeoutError):
         return f"no answer within {PROBE_TIMEOUT:g} s"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror  # "Connection refused", without the "[Errno 111]"
     return str(error) or type(error).__name__
 
 

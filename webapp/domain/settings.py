@@ -226,7 +226,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("admit_every_minutes", "Admit every", "Let the next batch in every this long "
             "(once per period). Empty: only admins let people in.",
             None, 1, 10_080, nullable=True, unit="minutes", group="waitlist",
-            kinds=WAITLIST, units=("minutes", "hours", "days"), blank="only admins"),
+            kinds=WAITLIST, units=("minutes", "hours", "days"), blank="never"),
     Setting("admit_batch", "Batch size", "How many the schedule lets in each time "
             "(confirmed entries only, in order).",
             100, 1, 100_000, unit="people", group="waitlist", kinds=WAITLIST),
