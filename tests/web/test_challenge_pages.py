@@ -69,3 +69,23 @@ def test_a_solved_join_goes_in_and_a_place_holder_never_solves_again(
     assert press(bob, "hall", payload).status_code == 403  # used already
     assert press(bob, "hall", solution(bob, "hall")).status_code == 303
     assert reports.summary("hall").waiting == 1
+
+
+def test_a_waitlist_sign_up_solves_it_too(make_visitor: Any, make_room: Any) -> None:
+    """The sign-up form carries the puzzle; without a solution 403 with the words; with
+    one the entry is made; the same browser signing up again solves nothing."""
+    make_room("list", kind="waitlist", challenge="on", challenge_cost=2000)
+    ann = make_visitor("Ann")
+    page = ann.get("/rooms/list").get_data(as_text=True)
+    assert 'data-challenge="/api/rooms/list/challenge"' in page and "<noscript>" in page
+
+    def sign_up(altcha: str = "") -> Any:
+        form = {"name": "Ann", "email": "ann@example.org", "altcha": altcha,
+                "csrf_token": ann.csrf()}  # fmt: skip
+        return ann.client.post("/rooms/list/signup", data=form)
+
+    refused = sign_up()
+    assert refused.status_code == 403
+    assert "solve a small puzzle before you join" in refused.get_data(as_text=True)
+    assert sign_up(solution(ann, "list")).status_code == 303
+    assert sign_up().status_code == 303  # the same browser again: its entry, no puzzle

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from webapp.i18n import _
 from webapp.views import challenges, lobby, reports, visitor
 
 LIVE = ("waiting", "offered", "admitted")
@@ -39,3 +40,11 @@ def passes(room: str, payload: object) -> bool:
 def fresh(room: str) -> dict[str, Any]:
     """A new challenge for the room, at its cost."""
     return challenges().issue(room, lobby().settings(room).challenge_cost)
+
+
+def words() -> str:
+    """Why a join without a solution was refused, in the visitor's language."""
+    return _(
+        "This room asks your browser to solve a small puzzle before you join, to keep "
+        "bots out. Press the button: it takes a second or two, and needs JavaScript."
+    )

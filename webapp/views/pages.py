@@ -174,19 +174,12 @@ def join(room: str) -> ResponseReturnValue:
     if holds_live_place(room):  # moved or claimed here: the place it holds, no join
         return redirect(url_for(".gate", room=room)), 303
     if not solved_if_asked(room):  # the room asks for a proof of work (issue 25)
-        return place.join_card(room, 403, challenge_words())
+        return place.join_card(room, 403, challenge_gate.words())
     standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     if visitor.gave_away(room, standing.ticket.token):  # that place is another browser's
         standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     visitor.remember(room, standing.ticket.token, standing.ticket.position)
     return redirect(url_for(".gate", room=room)), 303
-
-
-def challenge_words() -> str:
-    return _(
-        "This room asks your browser to solve a small puzzle before you join, to keep "
-        "bots out. Press the button: it takes a second or two, and needs JavaScript."
-    )
 
 
 def solved_if_asked(room: str) -> bool:

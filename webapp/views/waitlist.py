@@ -22,7 +22,7 @@ from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, Ol
 from webapp.i18n import _
 from webapp.limits import join_limited
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
-from webapp.views import lobby, visitor, waitlists
+from webapp.views import challenge_gate, lobby, visitor, waitlists
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain, resent_words
 
@@ -48,6 +48,7 @@ def signup_page(
         "ref": (form.get("ref") or request.args.get("ref", ""))[:MAX_REF],
         "error": error,
         "notice": notice,
+        "challenge": settings.status != "closed" and challenge_gate.required(room),
         "draw": waitlists().draw_record(room) if settings.ordering == "lottery" else None,
     }
     return render_template("waitlist/join.html", **context), status
@@ -60,6 +61,8 @@ def signup(room: str) -> ResponseReturnValue:
         name = clean_display_name(request.form.get("name", ""))
         if not name:
             return signup_page(room, 400, _("Please type a name that others will see."))
+        if not solved_if_asked(room):  # the room asks for a proof of work (issue 25)
+            return signup_page(room, 403, challenge_gate.words())
         entry = waitlists().join(
             room,
             name,
@@ -83,6 +86,14 @@ def signup(room: str) -> ResponseReturnValue:
     if not visitor.name():
         visitor.set_name(name)
     return redirect(url_for("waitlist.entry", room=room, token=token), 303)
+
+
+def solved_if_asked(room: str) -> bool:
+    """No puzzle asked, this browser signed up here already, or the form's solution is
+    right (and now used)."""
+    if not challenge_gate.required(room) or visitor.entries().get(room) is not None:
+        return True
+    return challenge_gate.passes(room, request.form.get("altcha", ""))
 
 
 @bp.get("/rooms/<room>/entry/<token>")
