@@ -76,6 +76,7 @@ def test_a_browser_is_told_on_a_friendly_page(app: Flask) -> None:
     assert reply.status_code == 429 and "Retry-After" in reply.headers
     page = reply.get_data(as_text=True)
     assert "Too many joins" in page and "share a network" in page
+    assert 'data-retry-after="' in page and 'action="http://localhost/rooms/hall/join"' in page
 
 
 def test_waitlist_sign_ups_are_limited_per_address(app: Flask) -> None:
