@@ -187,6 +187,10 @@ class Waitlists:
         one). Throttled on the entry (RESEND_MOST emails in all, RESEND_GAP seconds
         apart to one address): the outcome says whether it went, or why not."""
         mail = normalise_email(email) if email else None
+        mailbox = (
+            mail.key if mail else normalise_email(self.email_of(room, entry) or "x@x.invalid").key
+        )
+        self.budget.check(mailbox)  # EmailRefused ("busy"): that mailbox had its emails
         reply = self._run(
             "waitlist_resend",
             room,
@@ -199,6 +203,8 @@ class Waitlists:
         code = _text(reply[0])
         if code in ("no_room", "not_waitlist", "unknown"):
             check("unknown_entry" if code == "unknown" else code, Reply(room))
+        if code == "sent":
+            self.budget.spent(mailbox)
         return Resent(code, int(reply[1]))
 
     def email_of(self, room: str, entry: str) -> str:
