@@ -88,6 +88,8 @@ SUBJECTS = {
     "near": N_("You are nearly in: %(room)s"),
     "offered": N_("A seat is free for you: %(room)s"),
     "link": N_("Your link to the waitlist of %(room)s"),
+    "sold_out": N_("Sold out: %(room)s"),  # a drop's (drop_lib.lua end_waiting)
+    "event_ended": N_("%(room)s has ended"),
 }
 
 
@@ -331,6 +333,8 @@ def compose(
         context["link"] = claim_url(s.public_url, token)
         # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
         context["window"] = format_timedelta(round(until - admitted), locale=lang)
+    elif kind in ("sold_out", "event_ended"):  # a drop's end of every waiting place
+        context["link"] = f"{s.public_url.rstrip('/')}/rooms/{room}"
     elif kind == "confirm":
         context["link"] = confirm_url(
             s.public_url, sign_confirm(s.secret, room, entry, fields["email"])

@@ -22,7 +22,7 @@ from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, Ol
 from webapp.i18n import _
 from webapp.limits import join_limited
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
-from webapp.views import challenge_gate, lobby, visitor, waitlists
+from webapp.views import challenge_gate, drops, lobby, visitor, waitlists
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain, resent_words
 
@@ -177,6 +177,8 @@ def draw(room: str) -> ResponseReturnValue:
     """The lottery's draw in the open: the seed, its published hash, the participants in
     the order anyone can recompute (``verify_draw``)."""
     settings = lobby().settings(room)
+    if settings.kind == "live":
+        return drops.draw_page(room)  # a scheduled drop's draw
     if settings.kind != "waitlist" or settings.ordering != "lottery":
         abort(404)
     record = waitlists().draw_record(room)
@@ -191,6 +193,8 @@ def draw(room: str) -> ResponseReturnValue:
 @bp.get("/rooms/<room>/draw.txt")
 def draw_entries(room: str) -> ResponseReturnValue:
     """The draw's participants, one entry id a line (in the order they were ranked)."""
+    if lobby().settings(room).kind == "live":
+        return drops.draw_text(room)  # a scheduled drop's draw ids, in drawn order
     source = waitlists()
     record = source.draw_record(room)
     if record.state != "drawn":
