@@ -40,5 +40,6 @@ def test_a_frozen_redis_holds_a_panel_request_one_timeout() -> None:
             assert reply.status_code == 503
             assert took < TIMEOUT * 1.5, f"{path} waited {took:.2f} s"
         app.extensions["services"].stop()
+        app.extensions["services"].client.connection_pool.disconnect()
     finally:
         server.stop()
