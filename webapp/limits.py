@@ -24,7 +24,9 @@ from typing import Any
 
 from flask import Response, current_app, request
 
+from webapp.domain.refusals import RoomNotFound
 from webapp.security import limiter
+from webapp.views import lobby, reports, visitor
 
 JOIN_SCOPES = ("join-address", "join-network", "signup-address")
 ADMIN_SCOPES = ("admin-account", "admin-total")
@@ -53,8 +55,6 @@ def _setting(name: str) -> Callable[[], str]:
 
 def _rejoin() -> bool:
     """A join that takes no new place: it is not counted (decided before the view)."""
-    from webapp.views import reports, visitor  # late: the views import this module
-
     room = (request.view_args or {}).get("room", "")
     if request.blueprint == "api":
         key = request.headers.get("Idempotency-Key", "")
@@ -63,12 +63,10 @@ def _rejoin() -> bool:
 
 
 def _not_a_waitlist() -> bool:
-    from webapp.views import lobby  # late: the views import this module
-
     room = (request.view_args or {}).get("room", "")
     try:
         return lobby().settings(room).kind != "waitlist"
-    except Exception:  # no such room: the view says so, nothing to count
+    except RoomNotFound:  # the view says so; nothing to count
         return True
 
 
