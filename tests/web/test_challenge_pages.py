@@ -89,3 +89,11 @@ def test_a_waitlist_sign_up_solves_it_too(make_visitor: Any, make_room: Any) -> 
     assert "solve a small puzzle before you join" in refused.get_data(as_text=True)
     assert sign_up(solution(ann, "list")).status_code == 303
     assert sign_up().status_code == 303  # the same browser again: its entry, no puzzle
+
+
+def test_the_lobby_card_leads_to_the_puzzle(make_visitor: Any, make_room: Any) -> None:
+    """A room with the puzzle on: its lobby card links to its page (which has the
+    puzzle) instead of joining at once."""
+    make_room("hall", capacity=1, challenge="on")
+    page = make_visitor("Ann").get("/").get_data(as_text=True)
+    assert 'id="go-hall" href="/rooms/hall"' in page
