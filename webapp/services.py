@@ -25,6 +25,7 @@ from webapp.domain.connections import ConnectionLimits
 from webapp.domain.lobby import Lobby
 from webapp.domain.mail import MailHealth
 from webapp.domain.moves import Moves
+from webapp.domain.passes import Passes, PassKeys
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
@@ -65,6 +66,7 @@ class Services:
     mail: MailHealth
     metrics: Metrics
     challenges: Challenges
+    passes: Passes
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -146,4 +148,9 @@ def build(settings: Mapping[str, Any]) -> Services:
         mail=MailHealth(client, keys),
         metrics=Metrics(reports),
         challenges=Challenges(client, keys, secret, clock),
+        passes=Passes(
+            PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
+            issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
+            secret=secret,
+        ),
     )

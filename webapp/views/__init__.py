@@ -9,6 +9,7 @@ from webapp.domain.challenge import Challenges
 from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
 from webapp.domain.moves import Moves
+from webapp.domain.passes import Passes
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
@@ -51,3 +52,7 @@ def moves() -> Moves:
 
 def challenges() -> Challenges:
     return services().challenges
+
+
+def passes() -> Passes:
+    return services().passes

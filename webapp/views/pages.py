@@ -21,6 +21,7 @@ from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_dis
 from webapp.i18n import _
 from webapp.limits import join_limited
 from webapp.views import challenge_gate, lobby, place, reports, visitor, visits
+from webapp.views import gate as site
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
 
@@ -131,7 +132,7 @@ def set_name() -> ResponseReturnValue:
     if problem:
         flash(problem.capitalize().rstrip(".") + ".", "error")
         if visitor.name():  # a change: back where it was asked, the old name kept
-            return redirect(back or url_for(".home")), 303
+            return redirect(request.script_root + back if back else url_for(".home")), 303
         return redirect(url_for(".home", next=back or None)), 303
     changed = visitor.name() not in ("", name)
     visitor.set_name(name)
@@ -140,7 +141,7 @@ def set_name() -> ResponseReturnValue:
             with contextlib.suppress(RoomError):
                 visits().rename(room, token, name)
         flash(_("Your name is now %(name)s.", name=name), "info")
-    return redirect(back or url_for(".home")), 303
+    return redirect(request.script_root + back if back else url_for(".home")), 303
 
 
 @bp.get("/rooms/<room>")
@@ -149,6 +150,7 @@ def gate(room: str) -> ResponseReturnValue:
     page's own reload): if that one ended, the page says so and why."""
     if is_waitlist(room):
         return signup_page(room)
+    site.keep_next(room)  # a site room's gate sent the visitor: where to go once in
     token, ended = visitor.page_ticket(room, request.args.get("t"))
     if token is not None:
         return place.show(room, token)
@@ -169,7 +171,7 @@ def join(room: str) -> ResponseReturnValue:
         if problem:
             return place.join_card(room, 400, problem)
         visitor.set_name(name)
-    elif not visitor.name():
+    elif not visitor.name() and not lobby().settings(room).site_url:  # a site: no chat
         return redirect(url_for(".gate", room=room)), 303
     if holds_live_place(room):  # moved or claimed here: the place it holds, no join
         return redirect(url_for(".gate", room=room)), 303
