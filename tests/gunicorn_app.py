@@ -167,6 +167,10 @@ def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iter
         **os.environ,
         "WEBAPP_ADMIN_TOKEN": ADMIN_TOKEN,
         "WEBAPP_DATA_DIR": data_dir,
+        # browser tests join many times from loopback; the limits have their own tests
+        "WEBAPP_JOIN_LIMIT": "100000 per minute",
+        "WEBAPP_JOIN_NETWORK_LIMIT": "100000 per minute",
+        "WEBAPP_SIGNUP_LIMIT": "100000 per minute",
         **env,
     }
     log = Path(data_dir) / "gunicorn.log"

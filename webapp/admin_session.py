@@ -36,6 +36,9 @@ def in_panel(path: str) -> bool:
     return path == PANEL or path.startswith(PANEL + "/")
 
 
+REDIS_FAILED = "webapp.redis_failed"  # environ: the Redis error this request already met
+
+
 class PanelSession(SecureCookieSession):
     """A logged-in admin's session; its data lives in Redis under the cookie's token."""
 
@@ -63,6 +66,7 @@ class PanelSessionInterface(SecureCookieSessionInterface):
                 found = self._resume(token)
             except RedisError as error:  # the panel's gate answers this request with 503
                 log.warning("admin session not read: %s", error)
+                request.environ[REDIS_FAILED] = error  # not asked again in this request
                 found = None
             if found is not None:
                 return found

@@ -62,6 +62,12 @@ class Defaults:
     SESSION_COOKIE_SECURE = False  # True behind HTTPS: also sends Strict-Transport-Security
     # Wrong admin credentials allowed per client address (flask-limiter's notation)
     ADMIN_FAILURE_LIMIT = "10 per 15 minutes"
+    # Per-address limits (issue 25, webapp/limits.py), in flask-limiter's notation
+    JOIN_LIMIT = "20 per minute"  # joins and sign-ups per client address
+    JOIN_NETWORK_LIMIT = "200 per minute"  # ... per /24 (IPv4) or /64 (IPv6)
+    SIGNUP_LIMIT = "10 per hour"  # waitlist sign-ups per client address
+    ADMIN_ACCOUNT_LIMIT = "10 per 15 minutes"  # wrong passwords per admin account name
+    ADMIN_TOTAL_LIMIT = "100 per 15 minutes"  # wrong passwords in all
     METRICS_PUBLIC = False  # True: /metrics answers without the admin token
     # Browser pages and the room websocket (issue 3)
     WTF_CSRF_TIME_LIMIT = None  # the token lives as long as the session: a long wait is fine
@@ -86,7 +92,15 @@ class Defaults:
     MAIL_BACKOFF_SECONDS = 5.0  # before the second try; doubles with each try
     MAIL_POLL_SECONDS = 1.0  # between rounds when there was nothing to send
     MAIL_CHECK_SECONDS = 30.0  # how often the mailer checks that its SMTP server answers
-    SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {"ping_interval": 15, "max_message_size": 16384}
+    # The library reads frames up to 1 MiB whole, so that a frame over WS_MAX_FRAME_BYTES
+    # gets its 1009 close frame, not a TCP reset (webapp/views/frame_budget.py)
+    SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {
+        "ping_interval": 15,
+        "max_message_size": 1024 * 1024,
+    }
+    WS_MAX_FRAME_BYTES = 16384  # a room socket's frame, at most; larger: closed with 1009
+    WS_FRAME_RATE = 20.0  # frames a second a room socket may send, on average
+    WS_FRAME_BURST = 40  # ... and at once; beyond: an error frame, then closed with 1008
 
 
 def settings(overrides: Mapping[str, Any] | None = None) -> Config:

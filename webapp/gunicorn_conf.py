@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import shutil
+import socket
 import tempfile
 import warnings
 from pathlib import Path
@@ -20,7 +21,9 @@ from typing import Any
 
 # Imported under other names: gunicorn takes this module's names as its settings
 from webapp.config import settings as app_settings
-from webapp.redis.connection import EmbeddedRedis
+from webapp.domain.connections import forget_process
+from webapp.redis.connection import EmbeddedRedis, connect, redis_url
+from webapp.redis.keys import Keys
 
 # gevent, measured (bench/ws_sizing.py, docs/operations.md "Sizing"): every open room
 # websocket holds its handler for as long as it is open. Under gthread that is one of
@@ -92,6 +95,22 @@ def child_exit(server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess  # late: only after _share_metrics ran
 
     multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+    _forget_sockets(server, worker.pid)
+
+
+def _forget_sockets(server: Any, pid: int) -> None:
+    """A worker exited (a crash too): its visitors' sockets stop counting against their
+    cap as soon as they reconnect (webapp.domain.connections), not after the TTL."""
+    try:
+        settings = app_settings()
+        url = redis_url(settings["REDIS_URL"], settings["DATA_DIR"], start=False)
+        client = connect(url)
+        try:
+            forget_process(client, Keys(settings["REDIS_PREFIX"]), f"{socket.gethostname()}:{pid}")
+        finally:
+            client.close()
+    except Exception as error:  # Redis away: the sockets stop counting after the TTL
+        server.log.warning("could not count out worker %s's sockets: %s", pid, error)
 
 
 def post_fork(server: Any, worker: Any) -> None:

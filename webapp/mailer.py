@@ -87,6 +87,7 @@ SUBJECTS = {
     "lapsed": N_("Your place in %(room)s has lapsed"),
     "near": N_("You are nearly in: %(room)s"),
     "offered": N_("A seat is free for you: %(room)s"),
+    "link": N_("Your link to the waitlist of %(room)s"),
     "sold_out": N_("Sold out: %(room)s"),  # a drop's (drop_lib.lua end_waiting)
     "event_ended": N_("%(room)s has ended"),
 }
@@ -184,10 +185,31 @@ class Mailer:
         self._redis = up
 
     def run_once(self) -> int:
-        """One round over every room; returns how many messages it handled."""
-        return sum(self._room(room) for room in self.rooms.names())
+        """One round over every room; returns how many messages it handled. Whatever one
+        room's stream does, the rooms after it are still served (only a lost Redis ends
+        the round)."""
+        handled = 0
+        for room in self.rooms.names():
+            try:
+                handled += self._room(room)
+            except redis.ConnectionError:
+                raise
+            except Exception:
+                log.exception("mailer: room %s skipped this round", room)
+        return handled
 
     def _room(self, room: str) -> int:
+        try:
+            return self._outbox(room)
+        except redis.ResponseError as error:
+            if "NOGROUP" not in str(error):
+                raise
+            # The outbox went with the group we remembered (its room deleted and made
+            # again under the same name, or it expired idle) and was written again
+            self._groups.discard(self.keys.waitlist(room).outbox)
+            return self._outbox(room)
+
+    def _outbox(self, room: str) -> int:
         outbox = self.keys.waitlist(room).outbox
         if outbox not in self._groups:
             if not self.client.exists(outbox):

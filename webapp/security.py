@@ -78,9 +78,11 @@ def init_app(app: Flask, keys: Keys, exempt: Iterable[Blueprint] = ()) -> None:
         {
             "socket_timeout": float(app.config["REDIS_SOCKET_TIMEOUT"]),
             "socket_connect_timeout": float(app.config["REDIS_CONNECT_TIMEOUT"]),
+            # The limits library puts its own prefix first ("LIMITS" by default): ours,
+            # so every key of the app starts with WEBAPP_REDIS_PREFIX
+            "key_prefix": keys.limits,
         },
     )
-    app.config.setdefault("RATELIMIT_KEY_PREFIX", keys.limits)
     limiter.init_app(app)
     if not (app.config.get("RATELIMIT_DEFAULT") or app.config.get("RATELIMIT_APPLICATION")):
         # No limit applies to every view: only the views decorated with
@@ -171,9 +173,29 @@ def throttled(error: RateLimitExceeded) -> tuple[str, dict[str, str]]:
     """The message and headers of a 429: how long until the next try is counted."""
     current = limiter.current_limit
     wait = current.reset_at - time.time() if current is not None else 60
-    log.warning("throttled %s on %s %s", request.remote_addr, request.method, request.path)
-    message = "too many wrong credentials from your address; please try again later"
+    scope = throttled_scope(error)
+    log.warning(
+        "throttled %s on %s %s (%s)", request.remote_addr, request.method, request.path, scope
+    )
+    message = THROTTLED.get(scope, THROTTLED[""])
     return message, {"Retry-After": str(max(math.ceil(wait), 1))}
+
+
+def throttled_scope(error: RateLimitExceeded) -> str:
+    """Which limit refused: join-address, join-network, signup-address, admin-account,
+    admin-total, or '' (wrong credentials from one address)."""
+    scope = str(getattr(error.limit, "scope", "") or "")
+    return scope if scope in THROTTLED else ""
+
+
+THROTTLED = {
+    "": "too many wrong credentials from your address; please try again later",
+    "join-address": "too many joins from your address; please try again later",
+    "join-network": "too many joins from your network; please try again later",
+    "signup-address": "too many sign-ups from your address; please try again later",
+    "admin-account": "too many wrong passwords for this account; please try again later",
+    "admin-total": "too many wrong passwords; logins are paused, please try again later",
+}
 
 
 def limits_storage_uri(redis_url: str) -> str:

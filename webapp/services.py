@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from webapp.chat_relay import ChatRelay
 from webapp.domain.admins import Admins
 from webapp.domain.announcer import Announcer
+from webapp.domain.challenge import Challenges
 from webapp.domain.chat import Chats
 from webapp.domain.claims import Claims, LiveClaims
 from webapp.domain.clock import Clock
@@ -64,6 +65,7 @@ class Services:
     admins: Admins
     mail: MailHealth
     metrics: Metrics
+    challenges: Challenges
     passes: Passes
     _loops: list[threading.Event] = field(default_factory=list)
 
@@ -145,6 +147,7 @@ def build(settings: Mapping[str, Any]) -> Services:
         admins=Admins(client, keys, hashing=off_the_loop),
         mail=MailHealth(client, keys),
         metrics=Metrics(reports),
+        challenges=Challenges(client, keys, secret, clock),
         passes=Passes(
             PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
             issuer=str(settings["PUBLIC_URL"]).rstrip("/"),

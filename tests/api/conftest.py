@@ -23,6 +23,10 @@ def app(redis_url, r, clock, tmp_path):
             "TESTING": True,
             # generated requests send many wrong tokens; the throttle has its own tests
             "ADMIN_FAILURE_LIMIT": "100000 per minute",
+            # many joins from one address; the per-address limits have their own tests
+            "JOIN_LIMIT": "100000 per minute",
+            "JOIN_NETWORK_LIMIT": "100000 per minute",
+            "SIGNUP_LIMIT": "100000 per minute",
         }
     )
 

@@ -9,6 +9,8 @@ from importlib import resources
 import jsonschema_rs
 import pytest
 
+from webapp.links import entry_of
+
 DOCUMENT = json.loads(resources.files("webapp").joinpath("openapi.json").read_text())
 STANDING = {"$ref": "#/components/schemas/Standing", "components": DOCUMENT["components"]}
 LIVE_KEYS = {"token", "status", "position", "ahead", "wait", "variance", "range", "shown",
@@ -32,6 +34,14 @@ def join(client, room, address="192.0.2.1", **body):
     return client.post(f"/api/rooms/{room}/join", json=body, environ_base={"REMOTE_ADDR": address})
 
 
+def entry_id(client, room, token):
+    """The entry id a join's token names."""
+    with client.application.app_context():
+        found = entry_of(room, token)
+    assert found is not None
+    return found
+
+
 def conforms(reply):
     jsonschema_rs.Draft202012Validator(STANDING).validate(reply)
 
@@ -51,11 +61,19 @@ def test_join_replies_with_the_entry(client, waitlist):
     assert reply.headers["X-Poll-After-Seconds"] == "300.0"
 
 
-def test_the_same_mailbox_gets_the_same_entry(client, waitlist):
-    """Joining again with the same address (other case) answers the same entry."""
+def test_the_same_mailbox_gets_no_entry_back(client, waitlist, r, app):
+    """Joining again with the same address (other case) answers 202 without the entry's
+    token or figures: its owner is mailed the entry's link (issue 25, hole 3)."""
     first = join(client, waitlist, email="Ann@Example.org").get_json()
-    again = join(client, waitlist, email="ann@example.org").get_json()
-    assert again["referral_code"] == first["referral_code"]
+    again = join(client, waitlist, email="ann@example.org")
+    assert again.status_code == 202
+    body = again.get_json()
+    assert body["token"] is None and body["status"] == "known"
+    assert first["token"] not in again.get_data(as_text=True)
+    assert first["referral_code"] not in again.get_data(as_text=True)
+    outbox = app.extensions["services"].rooms.keys.waitlist(waitlist).outbox
+    kinds = [f["kind"] for _, f in r.xrange(outbox)]
+    assert kinds == ["confirm", "link"]
 
 
 def test_position_reads_the_entry(client, waitlist, waitlists):
@@ -64,8 +82,7 @@ def test_position_reads_the_entry(client, waitlist, waitlists):
     reply = client.get(f"/api/rooms/{waitlist}/position/{token}")
     assert reply.status_code == 200
     conforms(reply.get_json())
-    entry = waitlists.join(waitlist, "Ann", "ann@example.org")
-    waitlists.confirm(waitlist, entry.id)
+    waitlists.confirm(waitlist, entry_id(client, waitlist, token))
     assert client.get(f"/api/rooms/{waitlist}/position/{token}").get_json()["confirmed"] is True
 
 
@@ -74,8 +91,7 @@ def test_position_says_admitted_then_lapsed(client, waitlist, waitlists, app, cl
     rooms = app.extensions["services"].rooms
     rooms.configure(waitlist, {"claim_seconds": 60})
     token = join(client, waitlist, name="Ann", email="ann@example.org").get_json()["token"]
-    entry = waitlists.join(waitlist, "Ann", "ann@example.org")
-    waitlists.confirm(waitlist, entry.id)
+    waitlists.confirm(waitlist, entry_id(client, waitlist, token))
     rooms.admit(waitlist, 1)
     path = f"/api/rooms/{waitlist}/position/{token}"
     assert client.get(path).get_json()["status"] == "admitted"
@@ -89,11 +105,11 @@ def test_position_says_admitted_then_lapsed(client, waitlist, waitlists, app, cl
 def test_referrals_count_on_the_referrer(client, waitlist, waitlists):
     """A friend who joins with the code is pending, then credited once confirmed."""
     ann = join(client, waitlist, email="ann@example.org").get_json()
-    join(client, waitlist, "198.51.100.7", email="bob@example.org", ref=ann["referral_code"])
+    bob = join(client, waitlist, "198.51.100.7", email="bob@example.org",
+               ref=ann["referral_code"]).get_json()  # fmt: skip
     path = f"/api/rooms/{waitlist}/position/{ann['token']}"
     assert client.get(path).get_json()["referrals"]["pending"] == 1
-    bob = waitlists.join(waitlist, "", "bob@example.org")
-    waitlists.confirm(waitlist, bob.id)
+    waitlists.confirm(waitlist, entry_id(client, waitlist, bob["token"]))
     body = client.get(path).get_json()
     assert body["referrals"] == {"credited": 1, "held": 0, "pending": 0}
     assert body["score"] == 100
@@ -122,7 +138,7 @@ def test_forged_and_foreign_tokens_are_not_found(client, waitlist, make_room, wa
     make_room("other", kind="waitlist")
     token = join(client, waitlist, email="ann@example.org").get_json()["token"]
     other = join(client, "other", email="ann@example.org").get_json()["token"]
-    entry = waitlists.join(waitlist, "", "ann@example.org").id
+    entry = entry_id(client, waitlist, token)
     for wrong in (entry, token[:-2] + "xx", other):
         assert client.get(f"/api/rooms/{waitlist}/position/{wrong}").status_code == 404
 

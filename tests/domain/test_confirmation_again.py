@@ -23,7 +23,8 @@ def confirmations(waitlists):
 
 def test_a_resend_waits_its_gap_and_stops_at_the_most(waitlists, clock):
     """Asked again at once: too soon, with the seconds left; after the gap: sent (nth 2);
-    never more than RESEND_MOST in all, the sign-up's included."""
+    never more than RESEND_MOST in all, the sign-up's included. (Half an hour apart: a
+    mailbox gets at most 3 emails an hour, tested below.)"""
     ann = waitlists.join(ROOM, "Ann", "ann@example.org")
     soon = waitlists.resend_confirmation(ROOM, ann.id)
     assert (soon.outcome, soon.wait) == ("too_soon", RESEND_GAP)
@@ -31,12 +32,27 @@ def test_a_resend_waits_its_gap_and_stops_at_the_most(waitlists, clock):
     assert waitlists.resend_confirmation(ROOM, ann.id).wait == 1
     outcomes = []
     for _ in range(RESEND_MOST + 2):
-        clock.advance(RESEND_GAP)
+        clock.advance(1800)
         outcomes.append(waitlists.resend_confirmation(ROOM, ann.id).outcome)
     assert outcomes == ["sent"] * (RESEND_MOST - 1) + ["too_many"] * 3
     sent = confirmations(waitlists)
     assert [nth for _, _, nth in sent] == list(range(1, RESEND_MOST + 1))
     assert {email for _, email, _ in sent} == {"ann@example.org"}
+
+
+def test_a_mailbox_gets_at_most_three_emails_an_hour(waitlists, clock):
+    """Resends RESEND_GAP apart: the sign-up's and two more go; the 4th in the hour is
+    refused (EmailRefused, busy) and sends nothing (issue 25)."""
+    clock.advance(3600 - clock() % 3600)  # at the start of an hour
+    ann = waitlists.join(ROOM, "Ann", "ann@example.org")
+    for _ in range(2):
+        clock.advance(RESEND_GAP)
+        assert waitlists.resend_confirmation(ROOM, ann.id).outcome == "sent"
+    clock.advance(RESEND_GAP)
+    with pytest.raises(EmailRefused) as refused:
+        waitlists.resend_confirmation(ROOM, ann.id)
+    assert refused.value.reason == "busy"
+    assert len(confirmations(waitlists)) == 3
 
 
 def test_a_corrected_address_is_written_to_at_once_and_the_old_link_stops(waitlists):

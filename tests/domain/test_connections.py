@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from webapp.domain.connections import ConnectionLimits
+from webapp.domain.connections import ConnectionLimits, forget_process
 from webapp.redis.scripts import Scripts
 
 TTL = 30.0
@@ -225,7 +225,7 @@ def test_naive_version_counts_a_dead_server_for_ten_minutes(r, server, clock):
 
 HOLDER_SCRIPT = """
 import sys, time, redis
-from webapp.domain.connections import ConnectionLimits
+from webapp.domain.connections import ConnectionLimits, forget_process
 from webapp.redis.scripts import Scripts
 from webapp.redis.keys import Keys
 ttl = float(sys.argv[3])
@@ -270,3 +270,29 @@ def test_killed_server_gives_the_slots_back_within_the_ttl(server, keys, redis_u
             proc.stdout.close()
     assert back_after <= ttl + 0.25
     assert survivor.acquire("ann", time.time()) and survivor.acquire("ann", time.time())
+
+
+def test_a_crashed_workers_sockets_stop_counting_when_the_visitor_reconnects(
+    server, clock, r, keys
+):
+    """Issue 25, hole 4: a visitor at the cap whose tabs were on a worker that died gets
+    them back on another worker at once (gunicorn's master forgets the dead process),
+    not after the connection TTL; a live worker's sockets still count."""
+    dead = server("host:101:aa", most=5)
+    live = server("host:102:bb", most=5)
+    other = server("host:103:cc", most=5)
+    assert all(dead.acquire("ann", clock.now) for _ in range(4))
+    assert live.acquire("ann", clock.now)
+    assert not other.acquire("ann", clock.now)  # at the cap, everyone alive
+    forget_process(r, keys, "host:101")  # what the master does at the worker's exit
+    assert [other.acquire("ann", clock.now) for _ in range(5)] == [True] * 4 + [False]
+    assert other.open_count("ann", clock.now) == 5
+
+
+def test_a_restarted_pid_does_not_vouch_for_the_dead_server(server, clock, r, keys):
+    """A new worker under a reused pid names itself: the old server id is counted out."""
+    old = server("host:7:old", most=2)
+    assert old.acquire("bob", clock.now) and old.acquire("bob", clock.now)
+    new = server("host:7:new", most=2)
+    new.alive()
+    assert new.acquire("bob", clock.now)

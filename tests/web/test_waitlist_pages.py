@@ -15,7 +15,7 @@ from tests.web.conftest import Visitor, mailer_says
 from tests.web.test_admin_panel import Panel
 from webapp.domain.draw import verify_draw
 from webapp.domain.waitlist import Waitlists
-from webapp.links import confirm_token
+from webapp.links import confirm_token, entry_of
 
 ROOM = "list"
 ENTRY = re.compile(r"/rooms/list/entry/([^/\"?]+)$")
@@ -61,6 +61,16 @@ def sign_up(visitor: Visitor, address: str = "192.0.2.1", ref: str = "", **form:
     )
 
 
+def entry_at(visitor: Visitor, location: str) -> str:
+    """The entry id an entry page's address names."""
+    match = ENTRY.search(location)
+    assert match is not None
+    with visitor.client.application.app_context():
+        found = entry_of(ROOM, match.group(1))
+    assert found is not None
+    return found
+
+
 def text(response: Any) -> str:
     return str(response.get_data(as_text=True))
 
@@ -98,7 +108,7 @@ def test_a_referral_link_carries_its_code(visitor, waitlist, waitlists):
     assert joined.status_code == 303
     page = text(visitor.get(ann.request.path))
     assert re.search(r'id="referrals-pending">1<', page)
-    waitlists.confirm(ROOM, waitlists.join(ROOM, "Bob", "bob@example.org").id)
+    waitlists.confirm(ROOM, entry_at(bob, joined.location))
     page = text(visitor.get(ann.request.path))
     assert re.search(r'id="referrals-credited">1<', page)
 
@@ -126,7 +136,7 @@ def test_a_name_is_required(visitor, waitlist, waitlists):
 def test_a_forged_entry_address_is_not_found(visitor, waitlist, waitlists):
     """The entry id alone (public in a draw) or a tampered token opens nothing."""
     location = sign_up(visitor, name="Ann", email="ann@example.org").location
-    entry = waitlists.join(ROOM, "Ann", "ann@example.org").id
+    entry = entry_at(visitor, location)
     assert visitor.get(f"/rooms/{ROOM}/entry/{entry}").status_code == 404
     assert visitor.get(location[:-3] + "abc").status_code == 404
 
@@ -265,8 +275,7 @@ def test_a_lapsed_entrys_page_says_so(app, visitor, waitlist, clock):
     services = app.extensions["services"]
     services.rooms.configure(ROOM, {"claim_seconds": 60})
     location = sign_up(visitor, name="Ann", email="ann@example.org").location
-    entry = services.waitlists.join(ROOM, "Ann", "ann@example.org")
-    services.waitlists.confirm(ROOM, entry.id)
+    services.waitlists.confirm(ROOM, entry_at(visitor, location))
     services.rooms.admit(ROOM, 1)
     clock.advance(60)
     services.waitlists.sweep(ROOM)

@@ -9,8 +9,16 @@ server's deadline for every user it holds; call it every ttl/3 seconds or so. A 
 that dies without cleaning up stops counting at most ``ttl_seconds`` after its last
 heartbeat.
 
-Use a fresh server id per process start (e.g. host, pid and a random part): a restarted
-process under an old id would not know the counts its previous life left behind.
+Use a fresh server id per process start (host, pid and a random part: ``host:pid:x``):
+a restarted process under an old id would not know the counts its previous life left
+behind.
+
+A crashed worker (issue 25, hole 4): each server also keeps ``server_alive(host:pid)``
+holding its id, renewed with its heartbeat; gunicorn's master deletes it when the worker
+exits (``forget_process``). A refused socket looks at the servers that hold the user's
+other sockets, and counts out at once those whose key is gone or names another server
+(``conn_forget.lua``), then asks again: a visitor whose tabs were on a dead worker gets
+them back as they reconnect, not after the TTL.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ class ConnectionLimits:
         # copy of the same count: one lock serialises this server's writes
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
+        self._announced = False
         # the keys are only a memory bound: deadlines decide what counts
         self._key_ttl = math.ceil(self.ttl * 2) + 1
 
@@ -59,7 +68,39 @@ class ConnectionLimits:
         return [self.keys.user_connections(user), self.keys.user_connection_deadlines(user)]
 
     def acquire(self, user: str, now: float) -> bool:
-        """One more socket for the user, unless they already have ``max_per_user`` open."""
+        """One more socket for the user, unless they already have ``max_per_user`` open
+        (on servers that are still alive)."""
+        if self._acquire(user, now):
+            return True
+        return self._forget_dead(user, now) and self._acquire(user, now)
+
+    def _process(self) -> str:
+        return self.server_id.rsplit(":", 1)[0] if self.server_id.count(":") >= 2 else ""
+
+    def alive(self) -> None:
+        """Says this server is alive (with every heartbeat)."""
+        process = self._process()
+        if process:
+            self.client.set(self.keys.server_alive(process), self.server_id, ex=self._key_ttl)
+
+    def _forget_dead(self, user: str, now: float) -> bool:
+        """Counts out the user's sockets on servers whose process is gone; True if any."""
+        servers = [_str(s) for s in self.client.hkeys(self.keys.user_connections(user))]
+        dead = []
+        for server in servers:
+            if server == self.server_id or server.count(":") < 2:
+                continue
+            alive = self.client.get(self.keys.server_alive(server.rsplit(":", 1)[0]))
+            if alive is None or _str(alive) != server:
+                dead.append(server)
+        if dead:
+            self.scripts["conn_forget"](keys=self._user_keys(user), args=dead)
+        return bool(dead)
+
+    def _acquire(self, user: str, now: float) -> bool:
+        if not self._announced:  # before its first socket counts: never taken for dead
+            self.alive()
+            self._announced = True
         with self._lock:
             wanted = self._held.get(user, 0) + 1
             allowed, _total = self.scripts["conn_acquire"](
@@ -92,6 +133,8 @@ class ConnectionLimits:
 
     def heartbeat(self, now: float) -> int:
         """Renews this server's deadline for every user it holds; returns how many."""
+        if self._announced:  # a server that never held a socket has nothing to vouch for
+            self.alive()
         with self._lock:
             held = list(self._held.items())
             if self._cluster:  # redis-py refuses scripts in a cluster pipeline
@@ -121,3 +164,13 @@ class ConnectionLimits:
             args=[self.server_id, repr(now), repr(now + self.ttl), count, self._key_ttl],
             client=client,
         )
+
+
+def forget_process(client: Any, keys: Keys, process: str) -> None:
+    """The worker running as ``process`` (``host:pid``) exited: its sockets stop counting
+    as soon as their visitors reconnect (gunicorn's master calls this)."""
+    client.delete(keys.server_alive(process))
+
+
+def _str(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -6,7 +6,9 @@ secret (itsdangerous, its own salt) and valid ``LIFETIME`` seconds. Taking it ru
 script (``place_move.lua``): the link's id is marked used (SET NX, so a second try is
 refused) and the ticket's holder becomes the new browser. A browser whose own id is not
 the holder's has been moved away from: its pages say so. The ticket and its API token
-stay what they were, so the place in line is kept.
+stay what they were, so the place in line is kept. The taking browser keeps its own
+visitor id: the link moves the one place it names, never the giver's places in other
+rooms (issue 25).
 """
 
 from __future__ import annotations

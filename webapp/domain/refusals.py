@@ -41,6 +41,11 @@ class EntryNotFound(TicketNotFound):
     pass
 
 
+class KnownAddress(RoomError):
+    """A sign-up with an address signed up already, from another device than the one
+    that made the entry: its owner was mailed the entry's link; nothing is answered."""
+
+
 class TicketGone(RoomError):
     def __init__(self, why: str) -> None:
         super().__init__(f"this ticket has ended: {GONE_REASONS.get(why, why)}")

@@ -148,6 +148,13 @@ class Reports:
         raw = self.client.hget(self.keys.room(room).tickets, token)
         return None if raw is None else str(record(raw)["st"])
 
+    def holds(self, room: str, identity: str) -> bool:
+        """Whether ``identity`` (a visitor, an idempotency key) holds a live ticket in the
+        room: its join would be a re-join (``webapp.limits`` does not count it)."""
+        if not valid_room_name(room):
+            return False
+        return bool(self.client.hexists(self.keys.room(room).identities, identity))
+
     def seat_deadline(self, room: str, token: str) -> float | None:
         """When a seated (or offered) ticket's seat is given up unless renewed or claimed;
         None if it holds none. On the lease clock, which runs behind ``now`` only by

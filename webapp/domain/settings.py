@@ -17,6 +17,10 @@ AdmissionMode = Literal["auto", "manual"]
 RoomKind = Literal["live", "waitlist"]
 KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
 Ordering = Literal["fifo", "priority", "lottery"]
+Challenge = Literal["off", "on", "auto"]
+# The proof of work's default maximum number: measured to take about a second in
+# Chromium throttled 4x (docs/operations.md, "Bots")
+CHALLENGE_COST = 100_000
 LIVE: tuple[RoomKind, ...] = ("live",)
 WAITLIST: tuple[RoomKind, ...] = ("waitlist",)
 
@@ -225,6 +229,19 @@ SETTINGS: tuple[Setting, ...] = (
             "free up. Manual: nobody is seated except by an admin.",
             "auto", choices=(("auto", "Automatic"), ("manual", "Manual")),
             group="capacity", kinds=LIVE),
+    # Bots (issue 25): a proof of work on every join (webapp/domain/challenge.py)
+    Setting("challenge", "Puzzle on joining", "Off: nobody solves one. On: every new join "
+            "solves a small puzzle first (a second or so of the browser's work; people who "
+            "already hold a place never do). Auto: on while more joined in the last minute "
+            "than the threshold below.",
+            "off", choices=(("off", "Off"), ("on", "On"), ("auto", "Auto"))),
+    Setting("challenge_threshold", "Puzzle threshold", "With the puzzle on auto: it is "
+            "asked while more than this many joined in the last minute.",
+            600, 1, 1_000_000, unit="joins a minute"),
+    Setting("challenge_cost", "Puzzle work", "How much work the puzzle takes (the largest "
+            "number a browser may have to try; on average half of it). The default takes "
+            "about a second on a phone.",
+            CHALLENGE_COST, 1_000, 10_000_000, unit="tries"),
     # Waitlist rooms (issue 13): the settings below apply to them alone.
     Setting("kind", "Kind", "Live: people wait on the page, checking in, and take a seat "
             "in the room. Waitlist: people sign up with an email and wait, days if need "
@@ -306,6 +323,9 @@ class RoomSettings:
     admit_per_minute: int | None = DEFAULTS["admit_per_minute"]
     status: RoomStatus = DEFAULTS["status"]
     admission_mode: AdmissionMode = DEFAULTS["admission_mode"]
+    challenge: Challenge = DEFAULTS["challenge"]
+    challenge_threshold: int = DEFAULTS["challenge_threshold"]
+    challenge_cost: int = DEFAULTS["challenge_cost"]
     kind: RoomKind = DEFAULTS["kind"]
     ordering: Ordering = DEFAULTS["ordering"]
     referral_boost: int = DEFAULTS["referral_boost"]

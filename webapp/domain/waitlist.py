@@ -18,6 +18,7 @@ import ipaddress
 import secrets
 from typing import Any
 
+from webapp.domain.budgets import MailBudget
 from webapp.domain.draw import DRAWN, draw_score
 from webapp.domain.emails import EmailRefused, normalise_email
 from webapp.domain.entries import (
@@ -35,6 +36,7 @@ from webapp.domain.entries import (
 )
 from webapp.domain.refusals import (
     EntryNotFound,
+    KnownAddress,
     NotALottery,
     NotAWaitlist,
     NotHeld,
@@ -56,6 +58,7 @@ __all__ = [  # the waitlist's refusals and values, named here too
     "EntryDetail",
     "EntryNotFound",
     "HeldReferral",
+    "KnownAddress",
     "MailFigures",
     "NotALottery",
     "NotAWaitlist",
@@ -84,11 +87,14 @@ class Waitlists:
     addresses and device ids (``SECRET_KEY``), so that Redis never holds them raw and
     its contents alone cannot be reversed by trying every address."""
 
-    def __init__(self, rooms: WaitingRooms, secret: str | bytes = b"") -> None:
+    def __init__(
+        self, rooms: WaitingRooms, secret: str | bytes = b"", budget: MailBudget | None = None
+    ) -> None:
         self.rooms = rooms
         self.client = rooms.client
         self.keys = rooms.keys
         self.scripts = rooms.scripts
+        self.budget = budget or MailBudget(rooms.client, rooms.keys, rooms.clock)
         self._secret = secret.encode() if isinstance(secret, str) else secret
 
     def _room_keys(self, room: str) -> tuple[list[str], WaitlistKeys]:
@@ -130,9 +136,13 @@ class Waitlists:
         same entry back (EmailRefused for a bad or disposable address). ``address``: the
         joiner's IP address, ``device``: a device id; both are kept only hashed, to hold
         suspicious referral boosts for review. ``language``: one of LANGUAGES (else
-        en), kept for the entry's emails."""
+        en), kept for the entry's emails. An address signed up already answers with
+        its entry only to the device that made it; to any other nothing
+        (KnownAddress: its owner is mailed their link), and a referral code is
+        ignored. EmailRefused ("busy") if the mailbox had its emails for the hour."""
         display = clean_display_name(name)
         mail = normalise_email(email)
+        self.budget.check(mail.key)
         code = "".join(str(referral_code or "").split()).upper()[:16].translate(CROCKFORD)
         ip, network = self._address_hashes(address)
         device_hash = self._hash("device", device[:MAX_DEVICE]) if device else ""
@@ -152,7 +162,13 @@ class Waitlists:
             )
             if _text(reply[0]) != "taken":  # a fresh id clashed (never, in practice)
                 break
-        return self._entry(reply, room)
+        entry = self._entry(reply, room)
+        mailed = _text(reply[21]) if len(reply) > 21 else ""
+        if mailed:
+            self.budget.spent(mail.key)
+        if mailed == "link":
+            raise KnownAddress("this email is signed up already; its entry's link was sent to it")
+        return entry
 
     def position(self, room: str, entry: str) -> Entry:
         """The entry's standing: O(log n) whatever the waitlist's size."""
@@ -171,6 +187,10 @@ class Waitlists:
         one). Throttled on the entry (RESEND_MOST emails in all, RESEND_GAP seconds
         apart to one address): the outcome says whether it went, or why not."""
         mail = normalise_email(email) if email else None
+        mailbox = (
+            mail.key if mail else normalise_email(self.email_of(room, entry) or "x@x.invalid").key
+        )
+        self.budget.check(mailbox)  # EmailRefused ("busy"): that mailbox had its emails
         reply = self._run(
             "waitlist_resend",
             room,
@@ -183,6 +203,8 @@ class Waitlists:
         code = _text(reply[0])
         if code in ("no_room", "not_waitlist", "unknown"):
             check("unknown_entry" if code == "unknown" else code, Reply(room))
+        if code == "sent":
+            self.budget.spent(mailbox)
         return Resent(code, int(reply[1]))
 
     def email_of(self, room: str, entry: str) -> str:

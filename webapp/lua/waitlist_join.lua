@@ -1,7 +1,9 @@
 --!include waitlist_lib.lua
 -- waitlist_join.lua: someone signs up to a waitlist room with a name, an email and
--- perhaps a referral code. The same email key again gets the same entry back; it may
--- then bring a referral code if the entry has none yet and is not yet confirmed.
+-- perhaps a referral code. The same email key again gets the same entry back only from
+-- the device that made it (its device hash; none = none); from any other its owner is mailed
+-- their link instead (outbox: link) and the reply names no entry. A referral code never
+-- attaches to an existing entry.
 -- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 a fresh entry id, 5 display name, 6 email (as mailed), 7 email key
@@ -11,7 +13,8 @@
 -- A new entry gets its confirmation email (outbox: confirm) from this script; an
 -- unconfirmed one that signs up again, another (field nth), within limits.
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |
---   full | taken
+--   full | taken; then one more field, the email this join queued: '' | confirm | link
+--   (a known address from another browser: the id and the entry's figures are blank)
 local CONFIRM_SENDS = 3   -- confirmation emails per entry, at most
 local CONFIRM_GAP = 3600  -- seconds between two of them, at least
 use_waitlist_keys(17)
@@ -28,23 +31,27 @@ local w = load_waitlist()
 local existing = redis.call('HGET', W.emails, ARGV[7])
 local known = existing and get_entry(existing)
 if known then
-    local changed = false
-    if code ~= '' and not known.by and not known.ok and known.st == 'waiting' then
-        refer(existing, known, code)
-        changed = known.by ~= nil
+    if (known.dev or '') ~= ARGV[11] then
+        -- Someone who knows the address, perhaps not its owner: the owner is told
+        known.ln = (known.ln or 0) + 1
+        put_entry(existing, known)
+        notify('link', existing, known, now, 'nth', tostring(known.ln))
+        local blank = entry_reply('ok', '', nil, s, w, now)
+        blank[#blank + 1] = 'link'
+        return blank
     end
     -- Not confirmed yet (the link lost or expired): another confirmation email, at most
     -- CONFIRM_SENDS in all and one per CONFIRM_GAP, so nobody can flood a mailbox
-    local sent = known.cn or 1
+    local sent, mailed = known.cn or 1, ''
     if not known.ok and known.st == 'waiting' and sent < CONFIRM_SENDS
             and now - (known.cl or known.j) >= CONFIRM_GAP then
-        known.cn, known.cl, changed = sent + 1, now, true
+        known.cn, known.cl, mailed = sent + 1, now, 'confirm'
         notify('confirm', existing, known, now, 'nth', tostring(sent + 1))
-    end
-    if changed then
         put_entry(existing, known)
     end
-    return entry_reply('ok', existing, known, s, w, now)
+    local again = entry_reply('ok', existing, known, s, w, now)
+    again[#again + 1] = mailed
+    return again
 end
 
 if s.status == 'closed' then
@@ -85,4 +92,6 @@ put_entry(id, e)
 notify('confirm', id, e, now)
 count('joined', now)
 touch_waitlist()
-return entry_reply('ok', id, e, s, w, now)
+local reply = entry_reply('ok', id, e, s, w, now)
+reply[#reply + 1] = 'confirm'
+return reply

@@ -229,9 +229,11 @@ class Keys:
         """zset: server id -> time its entry in ``user_connections`` stops counting."""
         return f"{self.prefix}:{{user:{user_id}}}:conn-deadlines"
 
-    def server_alive(self, server_id: str) -> str:
-        """string with a short TTL, refreshed by the server's heartbeat."""
-        return f"{self.prefix}:server:{server_id}:alive"
+    def server_alive(self, process: str) -> str:
+        """string with the connection TTL, renewed by the heartbeat of the server running
+        as ``process`` (``host:pid``): its server id. Deleted by gunicorn's master when
+        that worker exits, so its sockets stop counting at once (``ConnectionLimits``)."""
+        return f"{self.prefix}:server:{process}:alive"
 
     def send_rate(self, user_id: str) -> str:
         """zset of recent send times, for the chat rate limit."""
@@ -270,6 +272,16 @@ class Keys:
     def limits(self) -> str:
         """The prefix of flask-limiter's keys (wrong admin credentials per address)."""
         return f"{self.prefix}:limits"
+
+    def challenge_used(self, room: str, challenge: str) -> str:
+        """string with a TTL until the challenge expires: its solution was used for a join
+        of this room (``webapp.domain.challenge``: each counts once)."""
+        return f"{self.prefix}:{{room:{room}}}:altcha:{challenge}"
+
+    def mail_budget(self, mailbox: str, window: int) -> str:
+        """string, a counter with a TTL of the window: emails sent to one mailbox (its
+        hash) in the window numbered ``window`` (``webapp.domain.budgets``)."""
+        return f"{self.prefix}:mailto:{mailbox}:{window}"
 
     @property
     def mail_health(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flask import current_app
 
+from webapp.domain.challenge import Challenges
 from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
 from webapp.domain.moves import Moves
@@ -47,6 +48,10 @@ def waitlists() -> Waitlists:
 
 def moves() -> Moves:
     return services().moves
+
+
+def challenges() -> Challenges:
+    return services().challenges
 
 
 def passes() -> Passes:

@@ -10,7 +10,7 @@ from typing import Any
 from flask import flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from webapp.domain.rooms import valid_room_name
+from webapp.domain.rooms import InvalidInput, valid_room_name
 from webapp.domain.settings import BY_NAME, KINDS
 from webapp.views import lobby, reports, rooms, visits, waitlists
 from webapp.views.admin_api import audit_csv
@@ -79,12 +79,20 @@ def create_room() -> ResponseReturnValue:
 @bp.get("/rooms/<room>")
 @login_required
 def room(room: str) -> ResponseReturnValue:
-    page = max(request.args.get("page", 1, type=int) or 1, 1)
+    page = page_number()
     query = request.args.get("q", "").strip()[:64]
     if is_partial("line"):  # paging or searching the line with htmx
         existing(room)
         return render_template("admin/_line.html", **line_context(room, page, query))
     return room_page(room, page=page, query=query)
+
+
+def page_number() -> int:
+    """The line's page in the query (1 if absent); a bad or huge one is a 400."""
+    text = request.args.get("page", "1")
+    if not (text.isascii() and text.isdigit() and len(text) <= 7 and int(text) >= 1):
+        raise InvalidInput("page must be a whole number from 1 to 9999999")
+    return int(text)
 
 
 @bp.get("/rooms/<room>/audit")

@@ -33,10 +33,16 @@ from flask_limiter import RateLimitExceeded
 from redis.exceptions import RedisError
 from werkzeug.wrappers import Response
 
-from webapp.admin_session import PanelSession, PanelSessionInterface, in_panel
+from webapp.admin_session import REDIS_FAILED, PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
-from webapp.security import credential_failures, refused_credentials, throttled
+from webapp.limits import password_limited
+from webapp.security import (
+    credential_failures,
+    refused_credentials,
+    throttled,
+    throttled_scope,
+)
 from webapp.services import Services
 from webapp.views import services
 
@@ -78,8 +84,9 @@ def login_required(view: Callable[..., ResponseReturnValue]) -> Callable[..., Re
 
 
 def safe_next(target: str | None) -> str:
-    """Where to go after login: a panel path of this site, else the panel's home."""
-    if target and target.startswith("/") and "\\" not in target:
+    """Where to go after login: a panel path of this site, else the panel's home (also
+    for a path with a line break or another control character, which no header holds)."""
+    if target and target.startswith("/") and "\\" not in target and target.isprintable():
         parts = urlsplit(target)
         if not parts.scheme and not parts.netloc and in_panel(parts.path):
             return request.script_root + target
@@ -94,7 +101,8 @@ def login() -> ResponseReturnValue:
 
 
 @bp.post("/login")
-@throttle
+@password_limited
+@throttle  # registered first, so checked first: "from your address" when both are spent
 def login_submit() -> ResponseReturnValue:
     name = request.form.get("name", "").strip()
     if not admins().verify(name, request.form.get("password", "")):
@@ -127,7 +135,11 @@ def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
     _, headers = throttled(error)
     minutes = round(int(headers["Retry-After"]) / 60)
     wait = "a minute" if minutes <= 1 else f"{minutes} minutes"
-    message = f"Too many wrong logins from your address. Please try again in about {wait}."
+    who = {
+        "admin-account": "for this account",
+        "admin-total": "on this panel",
+    }.get(throttled_scope(error), "from your address")
+    message = f"Too many wrong logins {who}. Please try again in about {wait}."
     return render_template("admin/login.html", error=message, throttled=True), 429, headers
 
 
@@ -136,7 +148,11 @@ def panel() -> PanelSessionInterface:
 
 
 def hide_panel() -> None:
-    """No panel at all while no admin account exists."""
+    """No panel at all while no admin account exists. If Redis already failed this
+    request (reading its panel session), that failure answers it: one wait, not two."""
+    failed = request.environ.get(REDIS_FAILED)
+    if failed is not None and in_panel(request.path):
+        raise failed
     if in_panel(request.path) and not admins().any():
         abort(404)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -13,8 +14,10 @@ from webapp.domain.emails import normalise_email
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
-from webapp.domain.waitlist import Entry, NotAWaitlist
+from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
+from webapp.limits import join_limited
 from webapp.links import entry_language, entry_of, entry_token
+from webapp.views import challenge_gate as gate
 from webapp.views import lobby, reports, visits, waitlists
 from webapp.views.drops import draw_json, room_status, standing_fields
 from webapp.views.gate import site_pass
@@ -117,6 +120,7 @@ def list_rooms() -> ResponseReturnValue:
 
 
 @bp.post("/rooms/<room>/join")
+@join_limited
 def join(room: str) -> ResponseReturnValue:
     body = json_object(required=False)
     name = clean_display_name(body.get("name"))
@@ -126,9 +130,25 @@ def join(room: str) -> ResponseReturnValue:
             f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
         )
     email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
+    # A proof of work first, when the room asks (missing, wrong, expired or used: 403,
+    # with a fresh challenge, and nothing changes); never for a re-join
+    solved = body.get("altcha")
+    if (
+        gate.required(room)
+        and not gate.api_holds_place(room, key)
+        and not gate.passes(room, solved)
+    ):
+        return jsonify(error="challenge_required", challenge=gate.fresh(room)), 403
     if lobby().settings(room).kind == "waitlist":
         address = request.remote_addr or ""
-        entry = waitlists().join(room, name, email, ref, address=address, language=entry_language())
+        try:
+            # An API client has no device that lasts: each join is its own, so an
+            # address signed up already never answers with its entry here
+            device = secrets.token_urlsafe(12)
+            entry = waitlists().join(room, name, email, ref, address=address, device=device,
+                                     language=entry_language())  # fmt: skip
+        except KnownAddress as known:  # signed up before: its token goes to the mailbox
+            return jsonify(token=None, status="known", message=str(known)), 202
         return waitlist_json(room, entry)
     identity = f"api:{key}" if key else ""
     # A live room: an optional email to be told at when a seat is offered (the visitor
@@ -138,6 +158,12 @@ def join(room: str) -> ResponseReturnValue:
     return standing_json(
         visits().join(room, identity=identity, name=name, email=address, lang=lang), room
     )
+
+
+@bp.get("/rooms/<room>/challenge")
+def challenge(room: str) -> ResponseReturnValue:
+    """A proof of work to solve before joining (ALTCHA): valid 5 minutes, this room only."""
+    return jsonify(gate.fresh(room)), 200, {"Cache-Control": "no-store"}
 
 
 @bp.get("/rooms/<room>/position/<token>")

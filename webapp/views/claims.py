@@ -88,8 +88,6 @@ def _take_seat(claim: Claim) -> ResponseReturnValue:
     taken = _live().take(claim, _now(), services().rooms.check_in)
     if not isinstance(taken, SeatTaken):
         return refused(taken)
-    if taken.identity:
-        visitor.take_identity(taken.identity)  # the gate finds the same ticket by it
     visitor.hold(claim.room, taken.holder)
     visitor.remember(claim.room, taken.token)
     return redirect(url_for("pages.gate", room=claim.room), 303)

@@ -15,7 +15,7 @@ from werkzeug.exceptions import HTTPException
 from webapp.domain import rooms as engine
 from webapp.domain.estimate import Estimate
 from webapp.i18n import _, gone_reason
-from webapp.security import throttled
+from webapp.security import throttled, throttled_scope
 from webapp.views.extras import room_about
 from webapp.views.words import explain, wait_words
 
@@ -133,6 +133,16 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
             _("It takes no new visitors right now."),
             _("Come back later, or pick another room."),
         )
+    if isinstance(error, RateLimitExceeded) and throttled_scope(error).startswith(("join", "sign")):
+        return Problem(
+            _("Too many joins"),
+            _(
+                "Many joins came from your address or your network in a short time, so we "
+                "paused them. People who share a network (an office, a school, a phone "
+                "company) count together."
+            ),
+            _("Wait a minute, then try again."),
+        )
     words = problems()
     if isinstance(error, engine.TicketGone):
         reason = gone_reason(error.why)
@@ -208,7 +218,8 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
         message, headers = throttled(error)
-        return error_response(429, message, headers)
+        wait = int(headers["Retry-After"])  # a refused join's page tries again after it
+        return error_response(429, message, headers, error=error, retry_seconds=wait)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> ResponseReturnValue:

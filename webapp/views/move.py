@@ -50,7 +50,7 @@ def take(link: str) -> ResponseReturnValue:
         moved = moves().take(link)
     except MoveRefused as refused:
         return render_template("move.html", refused=refused.reason), REFUSED[refused.reason]
-    visitor.take_identity(moved.identity)  # the gate finds the same ticket by it
+    # The one place named: never the giver's visitor id, which holds their other places
     visitor.hold(room, moved.holder)
     visitor.remember(room, token)
     return redirect(url_for("pages.gate", room=room)), 303

@@ -48,12 +48,6 @@ def identity() -> str:
     return f"visitor:{visitor_id()}"
 
 
-def take_identity(vid: str) -> None:
-    """This browser now joins as ``vid`` (a place moved or claimed here: the gate finds
-    that ticket by it)."""
-    session["vid"] = vid
-
-
 def tickets() -> dict[str, str]:
     held: dict[str, str] = session.get("tickets", {})
     return held

@@ -18,10 +18,11 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.claims import address_tag
 from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
-from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, OldAddress
+from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, OldAddress
 from webapp.i18n import _
+from webapp.limits import join_limited
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
-from webapp.views import drops, lobby, visitor, waitlists
+from webapp.views import challenge_gate, drops, lobby, visitor, waitlists
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain, resent_words
 
@@ -30,10 +31,12 @@ MAX_REF = 32
 DRAW_SHOWN = 10_000  # a draw this size or smaller is recomputed and listed on its page
 
 
-def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
+def signup_page(
+    room: str, status: int = 200, error: str = "", notice: str = ""
+) -> ResponseReturnValue:
     """The form, or the entry's page for someone who signed up from this browser."""
     token = visitor.entries().get(room)
-    if token is not None and not error and entry_of(room, token) is not None:
+    if token is not None and not (error or notice) and entry_of(room, token) is not None:
         return redirect(url_for("waitlist.entry", room=room, token=token))
     form = request.form if request.method == "POST" else {}
     settings = lobby().settings(room)
@@ -44,17 +47,22 @@ def signup_page(room: str, status: int = 200, error: str = "") -> ResponseReturn
         "email": form.get("email", ""),
         "ref": (form.get("ref") or request.args.get("ref", ""))[:MAX_REF],
         "error": error,
+        "notice": notice,
+        "challenge": settings.status != "closed" and challenge_gate.required(room),
         "draw": waitlists().draw_record(room) if settings.ordering == "lottery" else None,
     }
     return render_template("waitlist/join.html", **context), status
 
 
 @bp.post("/rooms/<room>/signup")
+@join_limited
 def signup(room: str) -> ResponseReturnValue:
     try:
         name = clean_display_name(request.form.get("name", ""))
         if not name:
             return signup_page(room, 400, _("Please type a name that others will see."))
+        if not solved_if_asked(room):  # the room asks for a proof of work (issue 25)
+            return signup_page(room, 403, challenge_gate.words())
         entry = waitlists().join(
             room,
             name,
@@ -66,6 +74,11 @@ def signup(room: str) -> ResponseReturnValue:
         )
     except NotAWaitlist:
         return redirect(url_for("pages.gate", room=room), 303)
+    except KnownAddress:  # signed up from another browser: the owner is mailed
+        return signup_page(room, 200, notice=_(
+            "This email address is signed up already. We have sent the link to its "
+            "entry to that address."
+        ))  # fmt: skip
     except InvalidInput as error:  # EmailRefused is one: say why, on the form
         return signup_page(room, 400, explain(error))
     token = entry_token(room, entry.id)
@@ -73,6 +86,14 @@ def signup(room: str) -> ResponseReturnValue:
     if not visitor.name():
         visitor.set_name(name)
     return redirect(url_for("waitlist.entry", room=room, token=token), 303)
+
+
+def solved_if_asked(room: str) -> bool:
+    """No puzzle asked, this browser signed up here already, or the form's solution is
+    right (and now used)."""
+    if not challenge_gate.required(room) or visitor.entries().get(room) is not None:
+        return True
+    return challenge_gate.passes(room, request.form.get("altcha", ""))
 
 
 @bp.get("/rooms/<room>/entry/<token>")

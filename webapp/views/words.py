@@ -53,6 +53,11 @@ def explain(error: engine.RoomError) -> str:
     if isinstance(error, waitlist.EmailRefused):
         if error.reason == "disposable":
             return _("Please sign up with a lasting email address, not a disposable one.")
+        if error.reason == "busy":
+            return _(
+                "This email address has been sent enough emails for now: please try again "
+                "in an hour."
+            )
         return _("That email address is not valid: please check it for typos.")
     if isinstance(error, engine.InvalidInput):
         if english.startswith("name must"):

@@ -52,6 +52,7 @@ from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone
 from webapp.i18n import _, gone_reason
 from webapp.security import same_origin
 from webapp.views import lobby, services, visits
+from webapp.views.frame_budget import FrameBudget, refusal
 from webapp.views.frames import Connection, Frames, close, unavailable
 
 log = logging.getLogger(__name__)
@@ -236,9 +237,17 @@ def serve(ws: Any, conn: Connection, beat: float, hold: float, refresh: float) -
     # that the line's check-ins queue behind.
     next_beat = time.monotonic() + beat * random.uniform(0.2, 1.0)
     next_refresh = time.monotonic() + refresh * random.uniform(0.2, 1.0)
+    config = current_app.config
+    budget = FrameBudget(config["WS_FRAME_RATE"], config["WS_FRAME_BURST"], time.monotonic())
     while conn.open:
         raw = ws.receive(timeout=max(next_beat - time.monotonic(), 0.0))
         if raw is not None:
+            refused = refusal(budget, raw, config["WS_MAX_FRAME_BYTES"], time.monotonic())
+            if refused is not None:
+                conn.send({"type": "error", "error": refused.reason, "closing": refused.code})
+                conn.open = False
+                close(ws, refused.code, refused.reason)
+                return
             frames.dispatch(conn, raw)
         now = time.monotonic()
         if now < next_beat:

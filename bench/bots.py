@@ -1,0 +1,232 @@
+"""Bots against people (issue 25; docs/operations.md, "Bots and abuse"): the app under
+gunicorn (2 workers, its own embedded Redis, the default per-address limits), a live
+room with ``challenge: auto`` (the default threshold and cost) where nobody is let in,
+so a join's position is where it stands. For each scenario a fresh room:
+
+- ``people``: 50 scripted people join at a human pace over the run, each from an
+  address of their own; a person asked for the puzzle waits as their browser would
+  (``--solve-delay``, 1 s) and solves it;
+- ``one address``: the same, while a swarm tries joins at 5,000 a minute from
+  127.0.0.2;
+- ``256 addresses``: the same, the swarm spread over 256 addresses, each in a /24 of
+  its own (127.N.0.3), so the network limit does not hold it either.
+
+The swarm solves every puzzle it is asked (the ``altcha`` library's solver, native
+SHA-256: far faster than a browser) and never retries a 429. Prints, per scenario, the
+swarm's joins tried and let in line, its CPU seconds (its whole process: HTTP and
+solving) per join let in, and the people's median position against the run without a
+swarm. Bounded: ``--seconds`` per scenario (20: the rates are per minute, so a run sees
+a third of a minute of them).
+
+    .venv/bin/python bench/bots.py [--seconds 20] [--rate 5000] [--people 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from servers import HOST, free_port, spawn, stop, wait_until
+
+ADMIN = "bench-admin-token-0123456789"
+SWARM_THREADS = 16
+
+
+def answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def call(port: int, source: str, path: str, body: dict[str, Any], headers: dict[str, str],
+         method: str = "POST") -> tuple[int, dict[str, Any]]:  # fmt: skip
+    """One request from the loopback address ``source``."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=30, source_address=(source, 0))
+    try:
+        data = json.dumps(body).encode() if method != "GET" else None
+        conn.request(method, path, body=data,
+                     headers={"Content-Type": "application/json", **headers})  # fmt: skip
+        reply = conn.getresponse()
+        text = reply.read()
+        try:
+            found = json.loads(text) if text else {}
+        except ValueError:
+            found = {}
+        return reply.status, found if isinstance(found, dict) else {}
+    finally:
+        conn.close()
+
+
+def solve(challenge: dict[str, Any]) -> str:
+    from altcha.v1 import Payload, solve_challenge
+
+    found = solve_challenge(challenge["challenge"], challenge["salt"], challenge["algorithm"],
+                            challenge["maxnumber"])  # fmt: skip
+    number = found.number if found is not None else 0
+    return Payload(challenge["algorithm"], challenge["challenge"], number, challenge["salt"],
+                   challenge["signature"]).to_base64()  # fmt: skip
+
+
+def join(port: int, source: str, room: str, key: str, delay: float = 0.0) -> tuple[int, int]:
+    """A join, solving the puzzle if asked (after ``delay``: a browser's time); its
+    status and, when let in line, its position."""
+    headers = {"Idempotency-Key": key}
+    status, body = call(port, source, f"/api/rooms/{room}/join", {}, headers)
+    if status == 403 and body.get("error") == "challenge_required":
+        if delay:
+            time.sleep(delay)
+        payload = solve(body["challenge"])
+        status, body = call(port, source, f"/api/rooms/{room}/join", {"altcha": payload}, headers)
+    return status, int(body.get("position", 0)) if status == 200 else 0
+
+
+def swarm(port: int, room: str, sources: list[str], rate: float, seconds: float,
+          out: Any) -> None:  # fmt: skip
+    """The swarm's process: joins at ``rate`` a minute for ``seconds``; reports what
+    got in and its own CPU seconds."""
+    began = time.monotonic()
+    total = int(rate * seconds / 60)
+    lock = threading.Lock()
+    counts = {"tried": 0, "in": 0, "limited": 0, "refused": 0}
+    turn = iter(range(total))
+
+    def run() -> None:
+        while True:
+            with lock:
+                i = next(turn, None)
+            if i is None:
+                return
+            due = began + i * 60 / rate
+            if due > time.monotonic():
+                time.sleep(due - time.monotonic())
+            if time.monotonic() > began + seconds + 5:
+                return  # fell behind: the run is bounded
+            source = sources[i % len(sources)]
+            try:
+                status, _ = join(port, source, room, f"bot-{os.getpid()}-{i}")
+            except OSError:
+                status = 0
+            with lock:
+                counts["tried"] += 1
+                key = "in" if status == 200 else "limited" if status == 429 else "refused"
+                counts[key] += 1
+
+    threads = [threading.Thread(target=run) for _ in range(SWARM_THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.put({**counts, "cpu": usage.ru_utime + usage.ru_stime})
+
+
+def people(port: int, room: str, n: int, seconds: float, delay: float, base: int) -> list[int]:
+    """``n`` people, each at a random moment of the run, from an address of their own."""
+    rng = random.Random(base)
+    positions: list[int] = []
+    lock = threading.Lock()
+
+    def person(i: int) -> None:
+        time.sleep(moments[i])
+        source = f"127.{base}.{i // 250}.{i % 250 + 1}"
+        status, position = join(port, source, room, f"person-{base}-{i}", delay)
+        if status == 200:
+            with lock:
+                positions.append(position)
+
+    moments = sorted(rng.uniform(0, seconds) for _ in range(n))
+    threads = [threading.Thread(target=person, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return positions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--rate", type=float, default=5000.0, help="swarm joins a minute")
+    parser.add_argument("--people", type=int, default=50)
+    parser.add_argument("--solve-delay", type=float, default=1.0)
+    parser.add_argument("--challenge", default="auto", choices=("off", "on", "auto"))
+    parser.add_argument("--cost", type=int, default=100_000, help="challenge_cost")
+    args = parser.parse_args()
+    directory = tempfile.mkdtemp(prefix="wr-bench-bots-")
+    port = free_port()
+    url = f"http://{HOST}:{port}"
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL",)}
+    env.update(WEB_CONCURRENCY="2", WEBAPP_DATA_DIR=directory, WEBAPP_ADMIN_TOKEN=ADMIN,
+               WEBAPP_SECRET_KEY="bench-secret-key-0123456789")  # fmt: skip
+    log = Path(directory) / "gunicorn.log"
+    argv = [sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
+            "--bind", f"{HOST}:{port}",
+            "webapp:create_app()"]  # fmt: skip
+    process = spawn(argv, log, env)
+    try:
+        wait_until(lambda: answers(f"{url}/api/rooms"), process, log)
+        scenarios = [
+            ("people", []),
+            ("one address", ["127.0.0.2"]),
+            ("256 addresses", [f"127.{n}.0.3" for n in range(256)]),
+        ]
+        print(f"{args.seconds:g} s per scenario; swarm {args.rate:g} joins a minute, "
+              f"{args.people} people; challenge {args.challenge} (threshold 600, cost "
+              f"{args.cost:,})")  # fmt: skip
+        head = f"{'scenario':<14} {'tried':>6} {'in line':>7} {'429':>5} {'403':>5} "
+        print(head + f"{'swarm CPU s':>11} {'CPU s/place':>11} {'people median':>13} {'x':>5}")
+        baseline = 0.0
+        for k, (label, sources) in enumerate(scenarios):
+            room = f"bots-{k}"
+            settings = {"capacity": 1, "admission_mode": "manual", "challenge": args.challenge,
+                        "challenge_cost": args.cost}  # fmt: skip
+            admin = urllib.request.Request(
+                f"{url}/api/admin/rooms/{room}",
+                data=json.dumps(settings).encode(),
+                method="PUT",
+                headers={"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"},
+            )
+            urllib.request.urlopen(admin, timeout=10).close()
+            found: dict[str, Any] = {"tried": 0, "in": 0, "limited": 0, "refused": 0, "cpu": 0.0}
+            child = None
+            queue: Any = multiprocessing.get_context("fork").Queue()
+            if sources:
+                child = multiprocessing.get_context("fork").Process(
+                    target=swarm, args=(port, room, sources, args.rate, args.seconds, queue)
+                )
+                child.start()
+            positions = people(port, room, args.people, args.seconds, args.solve_delay, 200 + k)
+            if child is not None:
+                found = queue.get(timeout=args.seconds + 120)
+                child.join()
+            median = statistics.median(positions) if positions else float("nan")
+            if not sources:
+                baseline = median
+            per = found["cpu"] / found["in"] if found["in"] else float("nan")
+            ratio = median / baseline if baseline else float("nan")
+            print(f"{label:<14} {found['tried']:>6} {found['in']:>7} {found['limited']:>5} "
+                  f"{found['refused']:>5} {found['cpu']:>11.1f} {per:>11.3f} "
+                  f"{median:>13.1f} {ratio:>5.1f}")  # fmt: skip
+    finally:
+        stop(process, timeout=15)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The JSON API's proof of work (issue 25): GET .../challenge, a join carrying
+"altcha", and 403 challenge_required (nothing changed) without one or with a bad one."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from altcha.v1 import Payload, solve_challenge
+
+
+def solve(challenge: dict) -> str:
+    found = solve_challenge(
+        challenge["challenge"], challenge["salt"], challenge["algorithm"], challenge["maxnumber"]
+    )
+    assert found is not None
+    return Payload(challenge["algorithm"], challenge["challenge"], found.number,
+                   challenge["salt"], challenge["signature"]).to_base64()  # fmt: skip
+
+
+def qsize(client, room):
+    return client.get(f"/api/rooms/{room}/qsize").get_json()["len"]
+
+
+def test_a_join_without_a_solution_is_403_with_a_challenge(client, make_room):
+    """Missing, wrong, or another room's: 403 challenge_required; nobody joined."""
+    make_room("hall", capacity=1, admission_mode="manual", challenge="on", challenge_cost=2000)
+    make_room("annex", capacity=1, admission_mode="manual", challenge="on", challenge_cost=2000)
+    other = solve(client.get("/api/rooms/annex/challenge").get_json())
+    for body in ({}, {"altcha": "nonsense"}, {"altcha": 5}, {"altcha": other}):
+        reply = client.post("/api/rooms/hall/join", json=body)
+        assert reply.status_code == 403
+        found = reply.get_json()
+        assert found["error"] == "challenge_required"
+        assert found["challenge"]["maxnumber"] == 2000
+        assert set(found["challenge"]) >= {"algorithm", "challenge", "salt", "signature"}
+    assert qsize(client, "hall") == 0
+
+
+def test_a_solved_challenge_joins_once(client, make_room):
+    """Solved: 200; the same solution again: 403; an Idempotency-Key re-join needs none."""
+    make_room("hall", capacity=1, admission_mode="manual", challenge="on", challenge_cost=2000)
+    reply = client.get("/api/rooms/hall/challenge")
+    assert reply.status_code == 200 and reply.headers["Cache-Control"] == "no-store"
+    payload = solve(reply.get_json())
+    key = {"Idempotency-Key": "k-1"}
+    assert (
+        client.post("/api/rooms/hall/join", json={"altcha": payload}, headers=key).status_code
+        == 200
+    )
+    again = client.post("/api/rooms/hall/join", json={"altcha": payload})
+    assert again.status_code == 403
+    assert client.post("/api/rooms/hall/join", json={}, headers=key).status_code == 200
+    assert qsize(client, "hall") == 1
+
+
+def test_an_expired_challenge_is_refused(client, make_room, clock):
+    """Solved after its 5 minutes: 403."""
+    make_room("hall", capacity=1, admission_mode="manual", challenge="on", challenge_cost=2000)
+    payload = solve(client.get("/api/rooms/hall/challenge").get_json())
+    clock.advance(301)
+    assert client.post("/api/rooms/hall/join", json={"altcha": payload}).status_code == 403
+    fields = json.loads(base64.b64decode(payload))
+    assert "expires=" in fields["salt"] and "room=hall" in fields["salt"]
+
+
+def test_auto_asks_only_past_the_threshold(client, make_room):
+    """challenge auto, threshold 2: joins are free until more than 2 joined in the last
+    minute, then 403 until solved."""
+    make_room("hall", capacity=1, admission_mode="manual", challenge="auto", challenge_threshold=2)
+    codes = [client.post("/api/rooms/hall/join", json={}).status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 403]
+
+
+def test_off_asks_nothing_and_unknown_rooms_are_404(client, make_room):
+    make_room("hall", capacity=1, admission_mode="manual")
+    assert client.post("/api/rooms/hall/join", json={}).status_code == 200
+    assert client.get("/api/rooms/nowhere/challenge").status_code == 404
