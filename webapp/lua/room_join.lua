@@ -82,8 +82,9 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         end
         t.k = waiting  -- people ahead, and line admissions so far: the "ahead" statistic
         t.c = tonumber(redis.call('HGET', K_STATS, 'line:admitted')) or 0
+        t.w = grant(token, s, waiting)  -- its check-in window (room_windows.lua)
         redis.call('ZADD', K_LINE, t.seq, token)
-        redis.call('ZADD', K_CHECKIN, lease + s.dropout, token)
+        redis.call('ZADD', K_CHECKIN, lease + t.w, token)
         if waiting == 0 then
             created(K_LINE)
             created(K_CHECKIN)
