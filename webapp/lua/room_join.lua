@@ -31,6 +31,7 @@ local now = clock(ARGV[1])
 local FIRST, EACH = 4, 8
 
 local function join_one(s, lease, token, identity, name, max_ahead, version, email, lang, code)
+    woken(now, lease, s)  -- (room_lib.lua)
     if version ~= '' and tonumber(version) ~= s.version then
         return reply('stale', '', nil, s, now)
     end
@@ -83,6 +84,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         t.k = waiting  -- people ahead, and line admissions so far: the "ahead" statistic
         t.c = tonumber(redis.call('HGET', K_STATS, 'line:admitted')) or 0
         t.w = grant(token, s, waiting)  -- its check-in window (room_windows.lua)
+        WOKE = WOKE or t.w <= s.dropout  -- it may take a free seat the line passed over
         redis.call('ZADD', K_LINE, t.seq, token)
         redis.call('ZADD', K_CHECKIN, lease + t.w, token)
         if waiting == 0 then

@@ -263,6 +263,7 @@ local function check_in(token, t, lease, s)
         local w = grant(token, s)
         redis.call('ZADD', K_CHECKIN, 'XX', lease + w, token)
         if t.w ~= w then  -- near the head it stays dropout_seconds: no write
+            WOKE = WOKE or (w <= s.dropout and (t.w or 0) > s.dropout)
             t.w = w
             put_ticket(token, t)
         end
@@ -356,11 +357,24 @@ local function live_room(now, upkeep_first)
     return s, lease, upkeep(now, lease, s)
 end
 
+-- Before the next ticket of a batch: if a check-in made a passed-over ticket one that
+-- may be offered a seat, free seats go to the line now, as the next script's upkeep
+-- would (a batch is the same as its scripts one after another).
+local function woken(now, lease, s)
+    if WOKE then
+        WOKE = false
+        promote(now, lease, BATCH, s)
+    end
+end
+
 -- A ticket of a room live_room() opened: t, or t (perhaps nil) and the reply to return
 -- now (unknown, or gone with the reason it ended). The caller calls touch(now) at its
 -- end whatever this returns (the upkeep may have made keys). A waitlist room (no
 -- lease) has no live tickets.
 local function ticket_in(s, now, lease, token)
+    if lease then
+        woken(now, lease, s)
+    end
     local t = lease and get_ticket(token)
     if not t then
         return nil, reply('unknown', token, nil, s, now)

@@ -26,6 +26,9 @@ local PASS_MAX = 20       -- tickets on a long window an offer looks past, at mo
 
 local PACE = nil     -- {a, b, c} while the hint is valid at this script's `now`
 local GRANTED = {}   -- token -> the window this script granted it (reply()'s "window")
+-- A check-in of this script brought a passed-over ticket back to the head's window:
+-- free seats may now go to it (room_lib.lua woken(), before the batch's next ticket)
+local WOKE = false
 
 -- Reads the hint "a b c until" (the clock hash's "pace"), valid until `until`.
 local function read_pace(raw, now)
