@@ -35,7 +35,7 @@ def test_a_stale_hint_falls_back_to_dropout(visits, lobby, clock):
     clock.advance(windows.HINT_VALID + 1)
     standing = lobby.check_in("quiet", tokens[-1])
     assert standing.ticket.position > 10
-    assert standing.ticket.window == 30 and standing.poll_after == 15
+    assert standing.ticket.window == 30 and standing.poll_after <= 15
 
 
 def test_max_checkin_caps_the_window(visits, lobby):
