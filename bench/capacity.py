@@ -404,7 +404,7 @@ def run(args: argparse.Namespace) -> int:
               f"{'redis us':>8} {'app':>5} {'redis':>5} {'gen':>5}")  # fmt: skip
         live = list(trees)
         for i, n in enumerate(steps):
-            order = live if i % 2 == 0 else live[::-1]  # interleaved: each goes first in turn
+            order = list(live) if i % 2 == 0 else live[::-1]  # each goes first in turn
             for tree in order:
                 step = benches[tree].step(n)
                 report(tree_label(tree, trees), step)
