@@ -13,7 +13,8 @@ generator's own lag would otherwise count as the server's), visitors dropped alt
 they checked in on time (must be 0), the age of the position a visitor sees (the time
 between its replies), the app's and Redis's CPU per waiting visitor per second, and the
 load generator's own CPU (it shares the machine). N grows until p99 reaches 500 ms or
-someone is dropped unfairly; W is the largest N that passed. ``--bare`` runs the same
+someone is dropped unfairly, or the generator falls more than a second behind (p99: it
+no longer simulates N visitors); W is the largest N that passed. ``--bare`` runs the same
 on bench/baseline_app.py's bare check-in (one EVALSHA, no rules: each visitor polls
 every dropout_seconds / 2, as the rule of old says), the ceiling of the framework
 itself. ``--against`` another checkout runs it too, its steps interleaved with this
@@ -65,6 +66,7 @@ from servers import (
 ROOM = "capacity"
 DROPOUT = 30
 P99_LIMIT = 0.5  # seconds: the most a check-in may take at the 99th percentile
+LAG_LIMIT = 1.0  # seconds: a generator later than this (p99) did not simulate N visitors
 GOAL_W = 100_000  # waiting visitors one host holds (issue 26)
 JOIN_BATCH = 500
 
@@ -254,7 +256,9 @@ class Step:
 
     @property
     def passed(self) -> bool:
-        return self.p99 < P99_LIMIT and self.seen.unfair == 0 and self.seen.done > 0
+        lag = percentile(sorted(self.seen.lags), 0.99)
+        return (self.p99 < P99_LIMIT and self.seen.unfair == 0 and self.seen.done > 0
+                and lag < LAG_LIMIT)  # fmt: skip
 
 
 class Bench:
