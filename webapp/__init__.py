@@ -56,11 +56,13 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin,
         admin_api,
         admin_auth,
+        admin_drops,
         admin_people,
         admin_settings,
         admin_waitlist,
         api,
         claims,
+        drops,
         errors,
         extras,
         filters,
@@ -86,11 +88,12 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(language.bp)  # the footer's language picker
     app.register_blueprint(extras.bp)  # room headings, clock times, the favicon
     app.register_blueprint(move.bp)  # continue on another device
+    app.register_blueprint(drops.bp)  # a scheduled drop's refusals (its pages: waitlist's)
     app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services)  # /admin/login, `flask admin`
     # the control panel, behind that login: its pages, then its actions
-    for panel in (admin, admin_settings, admin_people, admin_waitlist):
+    for panel in (admin, admin_settings, admin_people, admin_waitlist, admin_drops):
         app.register_blueprint(panel.bp)
     ws.init_app(app)
     metrics_views.init_app(app, services)  # /metrics, and every request timed

@@ -277,5 +277,7 @@ def gone_reason(why: str) -> str:
         "unclaimed": _("the seat offered to you was not claimed in time"),
         "grace": _("you were away longer than the grace period"),
         "session": _("you did not check in for too long"),
+        "sold_out": _("it sold out before your turn"),
+        "event_ended": _("the event has ended"),
     }
     return reasons.get(why, why)

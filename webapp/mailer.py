@@ -87,6 +87,8 @@ SUBJECTS = {
     "lapsed": N_("Your place in %(room)s has lapsed"),
     "near": N_("You are nearly in: %(room)s"),
     "offered": N_("A seat is free for you: %(room)s"),
+    "sold_out": N_("Sold out: %(room)s"),  # a drop's (drop_lib.lua end_waiting)
+    "event_ended": N_("%(room)s has ended"),
 }
 
 
@@ -309,6 +311,8 @@ def compose(
         context["link"] = claim_url(s.public_url, token)
         # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
         context["window"] = format_timedelta(round(until - admitted), locale=lang)
+    elif kind in ("sold_out", "event_ended"):  # a drop's end of every waiting place
+        context["link"] = f"{s.public_url.rstrip('/')}/rooms/{room}"
     elif kind == "confirm":
         context["link"] = confirm_url(
             s.public_url, sign_confirm(s.secret, room, entry, fields["email"])
@@ -332,6 +336,8 @@ def _failure(error: BaseException) -> str:
     """Why a connection to the SMTP server failed, in a few words."""
     if isinstance(error, socket.timeout | TimeoutError):
         return f"no answer within {PROBE_TIMEOUT:g} s"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror  # "Connection refused", without the "[Errno 111]"
     return str(error) or type(error).__name__
 
 

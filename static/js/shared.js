@@ -38,8 +38,14 @@
     return t(key + (n === 1 ? "_one" : "_other"), filled);
   }
   function number(n) { return n.toLocaleString(LOCALE); }
+  // The hour as the locale's own short time writes it: 01:05 in Britain, 1:05 in Spain.
+  var HOUR = (function () {
+    var parts = new Intl.DateTimeFormat(LOCALE, { timeStyle: "short" }).formatToParts(new Date(2000, 0, 1, 1, 5));
+    var hour = parts.filter(function (part) { return part.type === "hour"; })[0];
+    return hour && hour.value.length === 2 ? "2-digit" : "numeric";
+  })();
   function clock(when) {
-    return when.toLocaleTimeString(LOCALE, { hour: "numeric", minute: "2-digit" });
+    return when.toLocaleTimeString(LOCALE, { hour: HOUR, minute: "2-digit" });
   }
   function config(key, fallback) { return CONFIG[key] === undefined ? fallback : CONFIG[key]; }
 
@@ -50,8 +56,8 @@
       if (isNaN(when.getTime())) { continue; }
       var sameDay = when.toDateString() === new Date().toDateString();
       var options = sameDay
-        ? { hour: "numeric", minute: "2-digit", timeZoneName: "short" }
-        : { weekday: "short", day: "numeric", month: "long", hour: "numeric", minute: "2-digit", timeZoneName: "short" };
+        ? { hour: HOUR, minute: "2-digit", timeZoneName: "short" }
+        : { weekday: "short", day: "numeric", month: "long", hour: HOUR, minute: "2-digit", timeZoneName: "short" };
       found[i].textContent = new Intl.DateTimeFormat(LOCALE, options).format(when);
     }
   }

@@ -277,6 +277,7 @@ def test_the_mailer_says_once_when_mail_cannot_be_sent(rooms, clock, smtp, caplo
     assert len(said) == 1 and f"127.0.0.1:{closed}" in said[0]
     found = health.read()
     assert found is not None and not found.ok and found.server == f"127.0.0.1:{closed}"
+    assert found.error == "Connection refused"  # in words, as the panel shows it
     assert 0 < rooms.client.pttl(rooms.keys.mail_health) <= 90_000
     broken.settings = broken.settings.changed(smtp_port=port)
     caplog.clear()

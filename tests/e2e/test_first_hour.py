@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -247,18 +248,25 @@ def test_without_javascript_a_closed_room_page_gives_its_seat_up_soon(
     assert time.monotonic() - closed < 2 + 5 + 1.5  # grace + one reload, + the sweep
 
 
-CLOCKS = [("en-GB", r"\d{2}:\d{2}\b"), ("en-US", r"\d{1,2}:\d{2}\s?[AP]M")]
+CLOCKS = [("en-GB", r"0\d:\d{2}\b"), ("en-US", r"\d:\d{2}\s?AM")]
+
+
+def zone_where_it_is_about(hour: int) -> str:
+    """A fixed-offset time zone whose clock reads about `hour` o'clock now."""
+    offset = (hour - datetime.now(UTC).hour + 12) % 24 - 12  # within the Etc zones' -12..+14
+    return f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"  # Etc/GMT-3 is UTC+3
 
 
 @pytest.mark.parametrize(("locale", "clock"), CLOCKS)
 def test_clock_times_in_the_visitors_locale(
     server: Any, room: Any, browser: Any, locale: str, clock: str
 ) -> None:
-    """The wait as a clock time is written as the visitor's locale writes it: 19:09 in
-    Britain, 7:09 PM in the US (the page's language is English for both)."""
+    """The wait as a clock time is written as the visitor's locale writes it: 03:09 in
+    Britain, 3:09 AM in the US (the page's language is English for both). The visitor's
+    time zone puts the time before ten, where the two differ most."""
     name = room(capacity=1, typical_stay_seconds=600)
     seat_taken(server, name)
-    context = browser.new_context(locale=locale)
+    context = browser.new_context(locale=locale, timezone_id=zone_where_it_is_about(3))
     try:
         page = context.new_page()
         enter(page, server, name)

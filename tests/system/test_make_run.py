@@ -138,7 +138,7 @@ def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
     assert redis_servers_for(tmp_path) == []  # the embedded Redis stopped with the app
 
 
-MAKE_INTERRUPTED = re.compile(r"^make: \*\*\* .* Interrupt$")  # make's own, not ours
+MAKE_INTERRUPTED = re.compile(r"^make(\[\d+\])?: \*\*\* .* Interrupt$")  # make's own, not ours
 
 
 def join(server: Server, room: str, **body: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.web import test_admin_panel as base
+from tests.web.conftest import mailer_says
 from tests.web.test_admin_panel import ROOM, line_of
 from webapp.domain.claims import Claim, Claims
 
@@ -200,6 +201,18 @@ def test_a_waitlist_page_shows_its_own_figures_only(panel, rooms, visits, waitli
     for words in live:
         assert words not in page, words
     assert "Sign-ups per minute" in page and "Waitlist <span" in page
+
+
+@pytest.mark.parametrize("mail", ["works", "down"])
+def test_admitting_from_a_waitlist_promises_an_email_only_when_one_can_go(panel, rooms, app, mail):
+    """The admit card says each is emailed a claim link only while mail can be sent; the
+    Emails card names the SMTP server's answer in words, without its errno."""
+    rooms.configure("hall", {"kind": "waitlist"})
+    mailer_says(app, ok=mail == "works", error="" if mail == "works" else "Connection refused")
+    page = panel.page(ROOM)
+    assert ("Each is emailed a claim link" in page) == (mail == "works")
+    assert ("emailed once mail can be sent" in page) == (mail == "down")
+    assert "Errno" not in page
 
 
 def test_the_overview_has_a_table_for_each_kind(panel, rooms, visits, waitlists):

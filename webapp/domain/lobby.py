@@ -297,6 +297,10 @@ class Lobby:
         if settings is None:
             return Ended(room, "deleted" if why == "unknown" else why, False, "", False)
         can_join = settings.status != "closed" and settings.kind == "live"
+        if why == "sold_out":  # a drop's: again once stock is back
+            can_join = can_join and (settings.stock is None or settings.stock > 0)
+        elif why == "event_ended":
+            can_join = can_join and (settings.ends_at is None or self.now() < settings.ends_at)
         return Ended(room, why, True, settings.status, can_join, settings.opens_at)
 
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:

@@ -15,6 +15,8 @@ GONE_REASONS = {
     "unclaimed": "the seat offered to you was not claimed in time",
     "grace": "you were away longer than the grace period",
     "session": "you did not check in for too long",
+    "sold_out": "it sold out before your turn",
+    "event_ended": "the event has ended",
 }
 
 
@@ -46,6 +48,22 @@ class TicketGone(RoomError):
 
 class RoomClosed(RoomError):
     pass
+
+
+class NotOpenYet(RoomClosed):
+    """A scheduled drop before its pre-queue (or its start, without one) opens."""
+
+
+class EventEnded(RoomClosed):
+    """A scheduled drop after its end: no new joins."""
+
+
+class SoldOut(RoomError):
+    """The room's stock is gone: no new joins."""
+
+
+class DropDue(Exception):
+    """The drop's start is owed: hold it (drop_start.lua), then join again."""
 
 
 class NotSeated(RoomError):
@@ -119,6 +137,10 @@ REFUSALS: dict[str, Callable[[Reply], Exception]] = {
     "waitlist": lambda r: RoomClosed(
         f"room {r.room!r} is a waitlist: sign up to it with your email"
     ),
+    "not_open_yet": lambda r: NotOpenYet(f"room {r.room!r} is not open yet"),
+    "event_ended": lambda r: EventEnded(f"room {r.room!r} has ended"),
+    "sold_out": lambda r: SoldOut(f"room {r.room!r} is sold out"),
+    "due": lambda r: DropDue(r.room),
     "not_seated": lambda r: NotSeated("this ticket does not hold a seat"),
     "not_waiting": lambda r: NotWaiting("this ticket is not waiting in line"),
     "unconfirmed": lambda r: NotWaiting("this entry has not confirmed its email yet"),

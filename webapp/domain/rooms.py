@@ -22,6 +22,7 @@ from webapp.domain.draw import commitment_of
 from webapp.domain.refusals import (
     GONE_REASONS,
     DrawPending,
+    DropDue,
     InvalidInput,
     JoinRefused,
     NotSeated,
@@ -241,13 +242,32 @@ class WaitingRooms:
         )
         if self._joins is not None:
             return self._joins(room, joiner)
-        return self._ticket(self._run("room_join", room, *joiner)[0], room)
+        outcome = self.join_many(room, [joiner])[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
     def join_many(self, room: str, joiners: Sequence[Joiner]) -> list[Ticket | Exception]:
         """Joins of several visitors of one room in one script call, in order: each
-        ticket, or the refusal ``join`` would raise for it."""
-        replies = self._run("room_join", room, *(a for j in joiners for a in j))
-        return [self._outcome(reply, room) for reply in replies]
+        ticket, or the refusal ``join`` would raise for it. A scheduled drop whose start
+        is owed holds it first (``drop_start.lua``), then those joiners join again."""
+        drop_keys = tuple(self.keys.drop(room).all())
+        replies = self._run(
+            "room_join", room, *(a for j in joiners for a in j), more_keys=drop_keys
+        )
+        outcomes = [self._outcome(reply, room) for reply in replies]
+        owed = [i for i, outcome in enumerate(outcomes) if isinstance(outcome, DropDue)]
+        if owed:
+            self._run("drop_start", room, secrets.token_hex(32), "", more_keys=drop_keys)
+            again = self._run(
+                "room_join",
+                room,
+                *(a for i in owed for a in joiners[i]),
+                more_keys=drop_keys,
+            )
+            for i, reply in zip(owed, again, strict=True):
+                outcomes[i] = self._outcome(reply, room)
+        return outcomes
 
     def check_in(self, room: str, token: str) -> Ticket:
         if self._check_ins is not None:
@@ -264,7 +284,7 @@ class WaitingRooms:
         """A reply of a batch: the ticket, or what ``_ticket`` raises for it."""
         try:
             return self._ticket(reply, room)
-        except (RoomError, SettingsChanged) as refusal:
+        except (RoomError, SettingsChanged, DropDue) as refusal:
             return refusal
 
     def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:

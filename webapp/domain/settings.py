@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 RoomStatus = Literal["open", "paused", "closed"]
@@ -35,6 +36,7 @@ GROUPS = (
     ("estimates", "Estimates"),
     ("waitlist", "The waitlist"),
     ("referrals", "Referrals"),
+    ("drop", "Scheduled drop"),
 )
 
 
@@ -60,6 +62,8 @@ class Setting:
     units: tuple[str, ...] = ()  # a duration: the units the admin form offers (DURATIONS)
     moment: bool = False  # a point in time (Unix seconds): a date and time on the form
     blank: str = ""  # what None means, in words ("no limit")
+    iso: bool = False  # a moment the API also takes as ISO 8601 and answers in it (UTC)
+    flag: bool = False  # 0 or 1; the API also takes false or true
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -81,6 +85,10 @@ class Setting:
             return None
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # 5.0 is the number 5 in JSON (and in JSON Schema)
+        if self.flag and isinstance(value, bool):
+            value = int(value)
+        if self.iso and isinstance(value, str):
+            value = parse_moment(self.name, value)
         if isinstance(value, bool) or not isinstance(value, int):
             kind = "an integer or null" if self.nullable else "an integer"
             raise InvalidSetting(f"{self.name} must be {kind}")
@@ -166,6 +174,33 @@ SETTINGS: tuple[Setting, ...] = (
             "visitors. Empty: not announced.",
             None, 0, 4_102_444_800, nullable=True, unit="Unix time", moment=True,
             blank="not announced"),
+    # Scheduled drops (issue 24, webapp/domain/drops.py): a pre-queue, a start drawn in
+    # an order anyone can verify, an end, and the stock the line is honest about.
+    Setting("prequeue_at", "Pre-queue opens", "From this time people can join the "
+            "pre-queue: nobody is let in, and at the start everyone in it is placed at the "
+            "head of the line in the order of a draw anyone can verify. Before it the room's "
+            "page counts down. Empty: no pre-queue.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time", group="drop",
+            kinds=LIVE, moment=True, iso=True, blank="no pre-queue"),
+    Setting("starts_at", "Starts at", "When the sale starts: the pre-queue is drawn and "
+            "people are let in. Before it (and before the pre-queue) nobody can join. "
+            "Empty: no scheduled start.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time", group="drop",
+            kinds=LIVE, moment=True, iso=True, blank="no scheduled start"),
+    Setting("ends_at", "Ends at", "When the room closes to new joiners; people already in "
+            "line are still served unless the setting below ends their places. Empty: no "
+            "end.",
+            None, 0, 4_102_444_800, nullable=True, unit="Unix time", group="drop",
+            kinds=LIVE, moment=True, iso=True, blank="no end"),
+    Setting("ends_at_clears_line", "End clears the line", "1: at the end time everyone "
+            "still waiting (or in the pre-queue) loses their place, told the event has "
+            "ended. 0: they are still served.",
+            0, 0, 1, group="drop", kinds=LIVE, flag=True),
+    Setting("stock", "Stock left", "How many items are left to sell. Waiting pages warn "
+            "when the people ahead are likely to buy them all; at 0 the room is sold out "
+            "and everyone waiting is told. Empty: not tracked.",
+            None, 0, 1_000_000_000, nullable=True, unit="items", group="drop", kinds=LIVE,
+            blank="not tracked"),
     Setting("max_wait_seconds", "Longest wait", "Refuse new joiners whose estimated wait "
             "is longer than this. Empty: no limit.",
             None, 1, 7 * 86400, nullable=True, unit="seconds", group="capacity",
@@ -214,7 +249,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("admit_every_minutes", "Admit every", "Let the next batch in every this long "
             "(once per period). Empty: only admins let people in.",
             None, 1, 10_080, nullable=True, unit="minutes", group="waitlist",
-            kinds=WAITLIST, units=("minutes", "hours", "days"), blank="only admins"),
+            kinds=WAITLIST, units=("minutes", "hours", "days"), blank="never"),
     Setting("admit_batch", "Batch size", "How many the schedule lets in each time "
             "(confirmed entries only, in order).",
             100, 1, 100_000, unit="people", group="waitlist", kinds=WAITLIST),
@@ -250,6 +285,11 @@ class RoomSettings:
     session_seconds: int = DEFAULTS["session_seconds"]
     typical_stay_seconds: int | None = DEFAULTS["typical_stay_seconds"]
     opens_at: int | None = DEFAULTS["opens_at"]
+    prequeue_at: int | None = DEFAULTS["prequeue_at"]
+    starts_at: int | None = DEFAULTS["starts_at"]
+    ends_at: int | None = DEFAULTS["ends_at"]
+    ends_at_clears_line: int = DEFAULTS["ends_at_clears_line"]
+    stock: int | None = DEFAULTS["stock"]
     max_wait_seconds: int | None = DEFAULTS["max_wait_seconds"]
     max_line_length: int | None = DEFAULTS["max_line_length"]
     status: RoomStatus = DEFAULTS["status"]
@@ -290,6 +330,33 @@ class RoomSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def for_api(self) -> dict[str, Any]:
+        """As the API answers: the moments of a drop in ISO 8601 (UTC)."""
+        return {
+            name: iso_text(value) if BY_NAME[name].iso else value
+            for name, value in self.as_dict().items()
+        }
+
+
+def iso_text(at: int | None) -> str | None:
+    """A Unix time as ISO 8601 in UTC ("2026-11-27T09:00:00Z"); None stays None."""
+    if at is None:
+        return None
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_moment(name: str, text: str) -> int:
+    """An ISO 8601 time as Unix seconds (whole); without an offset it is UTC."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        raise InvalidSetting(
+            f"{name} must be an ISO 8601 time (2026-11-27T09:00:00Z), Unix seconds or null"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp())
 
 
 def applies(setting: Setting, kind: str) -> bool:

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from webapp.domain import windows
 from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renamed_frame
 from webapp.domain.chat import Chats, Joined, room_chat_id
+from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import RoomNotFound, WaitingRooms
@@ -57,6 +58,7 @@ class Visits:
         self.lobby = lobby
         self.waitlists = waitlists
         self._paced: dict[str, float] = {}  # room -> when this process last hinted its pace
+        self.drops = Drops(rooms)
 
     # -- the room itself --------------------------------------------------------
 
@@ -64,7 +66,11 @@ class Visits:
         """Creates the room or changes its settings (the script audits it): this process
         forgets its cached settings and the room's open pages are told, since a change
         (a capacity raise, a reopen) can let people in from the line."""
+        check_schedule(self.rooms.settings(room) or RoomSettings(), changes)
         settings = self.rooms.configure(room, changes, who=who)
+        if has_schedule(settings) or settings.stock is not None:
+            # a drop's seed is committed at once; a new start after a drop, a new draw
+            self.drops.tick(room, rescheduled=bool({"prequeue_at", "starts_at"} & set(changes)))
         self.lobby.forget(room)
         self.announcer.changed(room)
         return settings
@@ -99,7 +105,8 @@ class Visits:
         visitor is told there when a seat is offered to them."""
         standing = self.lobby.join(room, identity=identity, name=name, email=email, lang=lang)
         self.announcer.changed(room, standing.ticket)
-        if standing.raw is not None and not standing.ticket.seated:
+        # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
+        if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:
             low, high = standing.raw.range
             self.rooms.predict(room, standing.ticket.token, standing.raw.wait, low, high)
         return standing
@@ -205,6 +212,7 @@ class Visits:
         self.pace(room)
         handled += self.tidy_chat(room)
         handled += self.waitlists.sweep(room)
+        handled += self.drop_turn(room)
         if handled:
             self.announcer.changed(room)
         return handled
@@ -227,6 +235,56 @@ class Visits:
             return
         hint = windows.hint(self.lobby.rates(room, now))
         self.rooms.set_pace(room, "" if hint is None else hint.text(now + windows.HINT_VALID))
+
+    # -- scheduled drops (webapp/domain/drops.py) --------------------------------
+
+    def drop_turn(self, room: str) -> int:
+        """A room with a schedule or stock: its drop's turn of the sweep (the seed, the
+        start when due, the tickets a sell-out or the end clears). Others pay nothing
+        but this process's cached settings."""
+        try:
+            settings = self.lobby.settings(room)
+        except RoomNotFound:
+            return 0
+        if settings.kind != "live" or not (has_schedule(settings) or settings.stock is not None):
+            return 0
+        tick = self.drops.tick(room)
+        if tick.drawn > 0 or tick.ended > 0:
+            self.lobby.forget(room)
+            return tick.ended + max(tick.drawn, 0) + 1
+        return 0
+
+    def start_drop(self, room: str, who: str = "api") -> int:
+        """An admin's "start now": the draw held at once, the room told. How many were
+        drawn; -1 if the draw was held already (a second start does nothing)."""
+        drawn = self.drops.start(room, who=who)
+        if drawn >= 0:
+            self.lobby.forget(room)
+            self.announcer.changed(room)
+        return drawn
+
+    def record_sold(
+        self, room: str, sold: int, request_id: str = "", who: str = "api"
+    ) -> StockReport:
+        """Units sold (an admin, a shop's API call, a gated site's release): counted
+        once per ``request_id``; a sell-out ends every waiting ticket (``sold_out``)."""
+        report = self.drops.record_sold(room, sold, request_id, who=who)
+        self._stock_changed(room, report)
+        return report
+
+    def set_stock(self, room: str, left: int, who: str = "api") -> StockReport:
+        """The stock left, set outright (raising it reopens a sold-out room)."""
+        report = self.drops.set_left(room, left, who=who)
+        self._stock_changed(room, report)
+        return report
+
+    def _stock_changed(self, room: str, report: StockReport) -> None:
+        if report.replay:
+            return
+        if report.ended:
+            self.drops.tick(room)  # the rest of a long line, in batches
+        self.lobby.forget(room)
+        self.announcer.changed(room)
 
     def tidy_chat(self, room: str) -> int:
         """Takes everyone without a seat out of the room's chat (the sweep calls this:

@@ -1,9 +1,10 @@
 --!include room_lib.lua
 --!include codes_lib.lua
+--!include drop_lib.lua
 -- room_join.lua: visitors ask to enter a room, in the order given: the same as one
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
--- KEYS: the room's sixteen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then a drop's four (drop_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then eight per
 --       joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit), the settings version the
@@ -13,7 +14,9 @@
 --       code in use, one is made)
 -- The room's max_line_length setting caps the line.
 -- Reply: one reply() of room_lib.lua per joiner, in order; code ok | no_room | stale |
---   closed | full | too_long | taken | waitlist. stale: the settings changed since the
+--   closed | full | too_long | taken | waitlist | not_open_yet | due | event_ended |
+--   sold_out (a scheduled drop: before its pre-queue, its start owed (the caller runs
+--   drop_start.lua and joins again), after its end, no stock left). stale: the settings changed since the
 --   caller read them; nothing was done for that joiner. waitlist: a waitlist room,
 --   joined with an email (waitlist_join.lua). Joining again with a live identity is a
 --   check-in of the same ticket.
@@ -29,6 +32,7 @@ end
 
 local now = clock(ARGV[1])
 local FIRST, EACH = 4, 8
+local DROP = nil  -- the room's schedule (drop_lib.lua), read once per call
 
 local function join_one(s, lease, token, identity, name, max_ahead, version, email, lang, code)
     woken(now, lease, s)  -- (room_lib.lua)
@@ -50,6 +54,12 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     end
     if redis.call('HEXISTS', K_TICKETS, token) == 1 then
         return reply('taken', '', nil, s, now)
+    end
+    local phase = drop_phase(DROP, now)
+    local refused = (phase == 'before' and 'not_open_yet') or (phase == 'due' and 'due')
+        or (phase == 'ended' and 'event_ended') or (sold_out(DROP) and 'sold_out')
+    if refused then
+        return reply(refused, '', nil, s, now)
     end
     local waiting = redis.call('ZCARD', K_LINE)
     local seated = redis.call('ZCARD', K_SEATS)
@@ -74,7 +84,9 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     if email ~= '' then
         t.em, t.lg = email, lang ~= '' and lang or 'en'
     end
-    if s.status == 'open' and not s.manual and waiting == 0 and seated < s.capacity then
+    if phase == 'prequeue' then
+        prequeue(token, t, now, lease, s)
+    elseif s.status == 'open' and not s.manual and waiting == 0 and seated < s.capacity then
         seat(token, t, now, lease + s.session, 'admitted')
     else
         t.seq = redis.call('INCR', K_SEQ)
@@ -110,6 +122,7 @@ if not s or s.waitlist then
     end
     return replies
 end
+DROP = drop_schedule()
 for i = FIRST, #ARGV, EACH do
     replies[#replies + 1] = join_one(s, lease, unpack(ARGV, i, i + EACH - 1))
 end

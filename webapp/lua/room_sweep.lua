@@ -6,7 +6,8 @@
 --   calls again while the answer is not 0.
 local HISTORY_MINUTES = 1440  -- minutes of history kept for the charts
 local HISTORY_FIGURES = {'joined', 'admitted', 'ended_left', 'ended_removed', 'ended_dropped',
-    'ended_unclaimed', 'ended_grace', 'ended_session', 'w', 's'}
+    'ended_unclaimed', 'ended_grace', 'ended_session', 'ended_sold_out', 'ended_event_ended',
+    'w', 's'}
 
 -- Samples the line and the seats once a minute for the charts, and forgets minutes
 -- older than a day (at most an hour of them per call).

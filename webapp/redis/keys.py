@@ -97,6 +97,20 @@ class WaitlistKeys:
 
 
 @dataclass(frozen=True)
+class DropKeys:
+    """A scheduled drop's keys (webapp/domain/drops.py, drop_lib.lua), beside the room's
+    and under its hash tag, passed to the scripts after the room's sixteen."""
+
+    drop: str  # hash: the draw (state, commitment, seed, times, entries) and stock counts
+    prequeue: str  # zset: pre-queued ticket -> when it joined
+    drawn: str  # list: the draw ids in drawn order (the public record)
+    pool: str  # set: scratch for the seed's Redis-side randomness (deleted in the script)
+
+    def all(self) -> list[str]:
+        return [self.drop, self.prequeue, self.drawn, self.pool]
+
+
+@dataclass(frozen=True)
 class ChatKeys:
     """The keys of one chat (a room's chat or a small group chat)."""
 
@@ -156,6 +170,19 @@ class Keys:
             unclaimed=f"{base}:wl:unclaimed",
             referees=f"{base}:wl:referees",
         )
+
+    def drop(self, name: str) -> DropKeys:
+        base = f"{self.prefix}:{{room:{name}}}"
+        return DropKeys(
+            drop=f"{base}:drop",
+            prequeue=f"{base}:drop:prequeue",
+            drawn=f"{base}:drop:drawn",
+            pool=f"{base}:drop:pool",
+        )
+
+    def stock_request(self, room: str, request_id: str) -> str:
+        """A stock report's request id was counted (its replay answers the same)."""
+        return f"{self.prefix}:{{room:{room}}}:stock:{request_id}"
 
     def admit_request(self, room: str, request_id: str) -> str:
         """string, a day: what an admin admission with this request id admitted."""

@@ -98,7 +98,7 @@ def list_rooms() -> ResponseReturnValue:
         out.append(
             {
                 "name": room.name,
-                **room.settings.as_dict(),
+                **room.settings.for_api(),
                 "active": room.active,
                 "waiting": room.waiting,
                 "joined_per_minute": room.joined_per_minute,
@@ -117,7 +117,7 @@ def put_room(room: str) -> ResponseReturnValue:
     changes = json_object(required=True)
     created = rooms().settings(room) is None
     settings = visits().configure(room, changes, who=WHO)
-    return jsonify(name=room, **settings.as_dict()), 201 if created else 200
+    return jsonify(name=room, **settings.for_api()), 201 if created else 200
 
 
 @bp.get("/rooms/<room>")
@@ -126,7 +126,7 @@ def get_room(room: str) -> ResponseReturnValue:
     settings = rooms().settings(room)
     if settings is None:
         raise RoomNotFound(f"no room named {room!r}")
-    return jsonify(name=room, **settings.as_dict())
+    return jsonify(name=room, **settings.for_api())
 
 
 @bp.delete("/rooms/<room>")
@@ -221,3 +221,38 @@ def _cell(value: object) -> object:
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value
+
+
+@bp.post("/rooms/<room>/stock")
+@admin_only
+def stock(room: str) -> ResponseReturnValue:
+    """A scheduled drop's stock: ``{"sold": n, "request_id"}`` counts n units sold (once
+    per request id), ``{"left": n}`` sets what is left; at 0 the room is sold out."""
+    body = json_object(required=True)
+    if ("sold" in body) == ("left" in body):
+        raise InvalidInput('give either "sold" or "left"')
+    if rooms().settings(room) is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    if "sold" in body:
+        request_id = body.get("request_id", "")
+        sold = whole_number(body, "sold", 0, 1_000_000, 0)
+        report = visits().record_sold(room, sold, request_id, who=WHO)
+    else:
+        report = visits().set_stock(room, whole_number(body, "left", 0, 1_000_000_000, 0), who=WHO)
+    return jsonify(
+        stock_left=report.left,
+        sold=report.sold,
+        replay=report.replay,
+        sold_out=report.left is not None and report.left <= 0,
+    )
+
+
+@bp.post("/rooms/<room>/start")
+@admin_only
+def start_drop(room: str) -> ResponseReturnValue:
+    """A scheduled drop's "start now": the pre-queue drawn and placed at once. A second
+    call does nothing (``started`` false)."""
+    if rooms().settings(room) is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    drawn = visits().start_drop(room, who=WHO)
+    return jsonify(started=drawn >= 0, entries=max(drawn, 0))

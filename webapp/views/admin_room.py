@@ -21,6 +21,7 @@ from webapp.views.admin_charts import accuracy, history_charts
 from webapp.views.admin_form import fields, posted_fields
 from webapp.views.admin_panel import missing, zone
 from webapp.views.admin_words import HELD_WHY
+from webapp.views.drops import panel_figures
 
 SEATED_SHOWN = 200  # seats listed on a room's page (search finds the others)
 
@@ -75,6 +76,7 @@ def live_context(room: str, waiting: int, page: int, query: str, now: float) -> 
         "seated": seated[:SEATED_SHOWN],
         "seated_total": len(seated),
         "accuracy": accuracy(room, now),
+        **panel_figures(room, lobby().settings(room)),  # a scheduled drop's
     }
 
 

@@ -18,7 +18,8 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "referral_credit": "Referral credited", "referral_hold": "Referral held for "
                "review", "referral_void": "Referral void", "draw_commit": "Lottery seed "
                "committed", "draw": "Lottery drawn",
-               "lapse": "Place lapsed unclaimed"}  # fmt: skip
+               "lapse": "Place lapsed unclaimed", "draw_reveal": "Drop drawn (seed revealed)",
+               "stock": "Stock"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
             "hour"}  # fmt: skip

@@ -16,6 +16,7 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clea
 from webapp.domain.waitlist import Entry, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
+from webapp.views.drops import draw_json, room_status, standing_fields
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
@@ -34,7 +35,7 @@ def json_object(required: bool) -> dict[str, Any]:
     return body
 
 
-def standing_json(standing: Standing) -> ResponseReturnValue:
+def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:
     ticket, guess = standing.ticket, standing.estimate
     body = {
         "token": ticket.token,
@@ -55,6 +56,8 @@ def standing_json(standing: Standing) -> ResponseReturnValue:
         "trend": standing.trend,
         "basis": standing.basis,
     }
+    if room:
+        body.update(standing_fields(room, ticket))  # a scheduled drop's (views/drops.py)
     return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
 
 
@@ -103,7 +106,12 @@ def wait_range(guess: Estimate) -> list[int]:
 
 @bp.get("/rooms")
 def list_rooms() -> ResponseReturnValue:
-    return jsonify([{**s._asdict(), "notice": s.notice or None} for s in reports().summaries()])
+    return jsonify(
+        [
+            {**s._asdict(), "notice": s.notice or None, "status": room_status(s.name, s.status)}
+            for s in reports().summaries()
+        ]
+    )
 
 
 @bp.post("/rooms/<room>/join")
@@ -126,7 +134,7 @@ def join(room: str) -> ResponseReturnValue:
     address = normalise_email(email).address if email else ""
     lang = entry_language() if address else ""
     return standing_json(
-        visits().join(room, identity=identity, name=name, email=address, lang=lang)
+        visits().join(room, identity=identity, name=name, email=address, lang=lang), room
     )
 
 
@@ -137,7 +145,7 @@ def position(room: str, token: str) -> ResponseReturnValue:
     shown = request.args.get("shown")
     if lobby().settings(room).kind == "waitlist":
         return waitlist_json(room, waitlist_entry(room, token))
-    return standing_json(lobby().check_in(room, token, shown=shown))
+    return standing_json(lobby().check_in(room, token, shown=shown), room)
 
 
 def waitlist_entry(room: str, token: str) -> Entry:
@@ -154,6 +162,14 @@ def waitlist_entry(room: str, token: str) -> Entry:
 def leave(room: str, token: str) -> ResponseReturnValue:
     ticket = visits().end(room, token)
     return jsonify(token=ticket.token, status="left", left=True)
+
+
+@bp.get("/rooms/<room>/draw")
+def drop_draw(room: str) -> ResponseReturnValue:
+    """A scheduled drop's draw: the commitment, and once drawn the seed and its size."""
+    if lobby().settings(room).kind != "live":
+        raise RoomNotFound(f"room {room!r} has no scheduled drop")
+    return jsonify(draw_json(room))
 
 
 @bp.get("/rooms/<room>/qsize")

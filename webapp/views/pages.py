@@ -74,8 +74,8 @@ def marks(places: list[Place]) -> dict[str, Any]:
     for found in places:
         if found.state in ("turn", "seated"):
             mine[found.room] = "seated"
-        elif found.standing is not None:
-            mine[found.room] = found.standing.ticket.position
+        elif found.standing is not None:  # position 0: a drop's pre-queue, no place yet
+            mine[found.room] = found.standing.ticket.position or "prequeue"
     return mine
 
 

@@ -23,6 +23,7 @@ from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public
 from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
 from webapp.views import chats, lobby, reports, visitor, visits
+from webapp.views.drops import drop_view
 from webapp.views.words import trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 
@@ -153,7 +154,9 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
     summary = reports().summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
+    drop = drop_view(room, settings)
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
+    enters = enters and (drop is None or drop.phase == "open")
     guess = None if enters else lobby().back_of_line(room, summary.waiting)
     context = {
         "room": room,
@@ -164,6 +167,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "basis": lobby().basis(room),
         "name": request.form.get("name", visitor.name()),
         "error": error,
+        "drop": drop,
     }
     return no_store(render_template("join.html", **context)), status
 
@@ -207,4 +211,5 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "start": visitor.start(room, ticket.position),
         "email": visitor.email(room),
         "js_config": WAITING_CONFIG,
+        "drop": drop_view(room, settings, ticket),
     }

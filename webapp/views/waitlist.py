@@ -21,7 +21,7 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.domain.waitlist import EntryNotFound, NotAWaitlist, OldAddress
 from webapp.i18n import _
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
-from webapp.views import lobby, visitor, waitlists
+from webapp.views import drops, lobby, visitor, waitlists
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain, resent_words
 
@@ -156,6 +156,8 @@ def draw(room: str) -> ResponseReturnValue:
     """The lottery's draw in the open: the seed, its published hash, the participants in
     the order anyone can recompute (``verify_draw``)."""
     settings = lobby().settings(room)
+    if settings.kind == "live":
+        return drops.draw_page(room)  # a scheduled drop's draw
     if settings.kind != "waitlist" or settings.ordering != "lottery":
         abort(404)
     record = waitlists().draw_record(room)
@@ -170,6 +172,8 @@ def draw(room: str) -> ResponseReturnValue:
 @bp.get("/rooms/<room>/draw.txt")
 def draw_entries(room: str) -> ResponseReturnValue:
     """The draw's participants, one entry id a line (in the order they were ranked)."""
+    if lobby().settings(room).kind == "live":
+        return drops.draw_text(room)  # a scheduled drop's draw ids, in drawn order
     source = waitlists()
     record = source.draw_record(room)
     if record.state != "drawn":

@@ -1,0 +1,245 @@
+"""Scheduled drops (issue 24): a pre-queue, a start drawn in an order anyone can
+verify, an end, and a line that knows the stock.
+
+``Drops`` is the engine's face for the drop scripts (``webapp/lua/drop_*.lua``): the
+sweep's turn (``tick``), an admin's start, stock reports, and the reads of the draw's
+public record and of the figures a waiting page shows. ``Visits`` calls the changes
+(its ``start_drop``, ``record_sold``, ``set_stock``) so the room is told; the views
+read. The draw ranks as ``webapp.domain.draw.draw_rank``: ``verify_draw`` recomputes
+it. No Flask here.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from webapp.domain.refusals import InvalidInput, Reply, check
+from webapp.domain.rooms import WaitingRooms
+from webapp.domain.settings import InvalidSetting, RoomSettings, checked
+from webapp.redis.replies import text
+
+MIN_ADMISSIONS = 10  # admissions measured before sold-per-admission is trusted
+MAX_SOLD = 1_000_000  # units one report may count
+MAX_REQUEST_ID = 100  # characters
+
+Phase = str  # none | before | prequeue | open | ended (and sold_out, from the stock)
+
+
+class Tick(NamedTuple):
+    phase: Phase
+    drawn: int  # how many the start drew (-1: no start held)
+    ended: int  # waiting tickets ended (sold out, or the end clearing the line)
+
+
+class StockReport(NamedTuple):
+    left: int | None  # None: not tracked
+    sold: int  # every unit reported sold
+    replay: bool  # the request id was counted before: nothing changed
+    ended: int  # waiting tickets ended now (sold out)
+
+
+class DrawRecord(NamedTuple):
+    """A drop's draw, as published: the seed only once drawn."""
+
+    state: str  # '' (no draw) | committed | drawn
+    commitment: str  # SHA-256 of the seed, hex
+    seed: str  # hex; '' until drawn
+    entries: int  # how many were drawn
+    committed_at: float | None
+    drawn_at: float | None
+    starts_at: int | None
+
+
+class Outlook(NamedTuple):
+    """What a waiting ticket is told of the stock."""
+
+    stock_left: int | None  # None: not tracked
+    per_admission: float  # units sold per admission (1 until MIN_ADMISSIONS)
+    likely_sold_out: bool  # the people ahead would likely buy it all
+    served_share: float  # share of the line expected to be served (0 to 1)
+
+
+def phase_at(settings: RoomSettings, now: float, state: str) -> Phase:
+    """Where the room is in its schedule (as drop_lib.lua's drop_phase, which decides):
+    before, prequeue, open (a room without a schedule too) or ended; 'due' (the start
+    is owed, the sweep holds it within a second) reads as prequeue."""
+    if settings.ends_at is not None and now >= settings.ends_at:
+        return "ended"
+    if state == "drawn" or settings.starts_at is None:
+        return "open"
+    if now >= settings.starts_at:
+        return "prequeue"
+    if settings.prequeue_at is not None and now >= settings.prequeue_at:
+        return "prequeue"
+    return "before"
+
+
+SCHEDULE = ("prequeue_at", "starts_at", "ends_at")
+
+
+def check_schedule(current: RoomSettings, changes: Mapping[str, Any]) -> None:
+    """InvalidInput unless the drop's times, as they would be, come in order: the
+    pre-queue before the start, the start before the end (a pre-queue without a start
+    means nothing). Other bad values are left to the settings' own checks."""
+    if not set(SCHEDULE) & set(changes):
+        return
+    try:
+        times = {**current.as_dict(), **checked(changes)}
+    except InvalidSetting:
+        return
+    prequeue, starts, ends = (times[name] for name in SCHEDULE)
+    if prequeue is not None and starts is not None and prequeue > starts:
+        raise InvalidInput("prequeue_at must not be after starts_at")
+    if starts is not None and ends is not None and ends <= starts:
+        raise InvalidInput("ends_at must be after starts_at")
+
+
+def has_schedule(settings: RoomSettings) -> bool:
+    return settings.starts_at is not None or settings.ends_at is not None
+
+
+def outlook(left: int | None, sold: int, admissions: int, ahead: int, waiting: int) -> Outlook:
+    """Whether the stock likely runs out before a ticket's turn: the ``ahead`` people
+    in front of it would buy ``per_admission`` units each (the ratio measured since the
+    first report, once ``MIN_ADMISSIONS`` admissions are counted; one each before), and
+    the share of the ``waiting`` line that ``left`` units serve."""
+    per = sold / admissions if admissions >= MIN_ADMISSIONS and sold > 0 else 1.0
+    if left is None:
+        return Outlook(None, per, False, 1.0)
+    served = left / per if per > 0 else float(waiting)
+    share = 1.0 if waiting <= 0 else max(0.0, min(1.0, served / waiting))
+    return Outlook(left, per, left <= 0 or ahead + 1 > served, share)
+
+
+class Drops:
+    """The drop scripts of every room. Thread-safe: share one per process."""
+
+    def __init__(self, rooms: WaitingRooms) -> None:
+        self.rooms = rooms
+        self.client = rooms.client
+        self.keys = rooms.keys
+
+    def _keys(self, room: str) -> tuple[str, ...]:
+        return tuple(self.keys.drop(room).all())
+
+    def tick(self, room: str, rescheduled: bool = False, rounds: int = 50) -> Tick:
+        """The sweep's turn: commits the seed, holds the start when due, ends the waiting
+        tickets of a sold-out room (or of an ended one that clears its line) in
+        batches. ``rescheduled``: the schedule was just changed (a drop held already,
+        with a start in the future again, makes way for a new draw)."""
+        phase, drawn, ended = "none", -1, 0
+        for _ in range(rounds):
+            reply = self.rooms._run(
+                "drop_tick",
+                room,
+                secrets.token_hex(32),
+                "1" if rescheduled else "",
+                more_keys=self._keys(room),
+            )
+            phase = text(reply[0])
+            drawn = max(drawn, int(reply[1]))
+            ended += int(reply[2])
+            if int(reply[2]) == 0:
+                break
+        return Tick(phase, drawn, ended)
+
+    def start(self, room: str, who: str = "") -> int:
+        """Holds the draw now (an admin's "start now"): how many were drawn, or -1 if
+        it was held already (then nothing changes)."""
+        reply = self.rooms._run(
+            "drop_start", room, secrets.token_hex(32), who, more_keys=self._keys(room)
+        )
+        check(text(reply[0]), Reply(room))
+        return int(reply[1])
+
+    def record_sold(self, room: str, sold: int, request_id: str = "", who: str = "") -> StockReport:
+        """Counts ``sold`` units (once per ``request_id``): the stock left falls by it
+        (not below 0); at 0 the room is sold out and its waiting tickets end."""
+        if isinstance(sold, bool) or not isinstance(sold, int) or not 0 <= sold <= MAX_SOLD:
+            raise InvalidInput(f"sold must be a whole number from 0 to {MAX_SOLD}")
+        return self._stock(room, "sold", sold, _request_id(request_id), who)
+
+    def set_left(self, room: str, left: int, who: str = "") -> StockReport:
+        """Sets the stock left outright (0: sold out; raising it reopens the room)."""
+        if isinstance(left, bool) or not isinstance(left, int) or not 0 <= left <= 10**9:
+            raise InvalidInput("left must be a whole number from 0 to 1000000000")
+        return self._stock(room, "left", left, "", who)
+
+    def _stock(self, room: str, op: str, n: int, request_id: str, who: str) -> StockReport:
+        request = self.keys.stock_request(room, request_id or "-")
+        reply = self.rooms._run(
+            "drop_stock", room, op, n, request_id, who, more_keys=(*self._keys(room), request)
+        )
+        check(text(reply[0]), Reply(room))
+        left = text(reply[1])
+        return StockReport(
+            int(left) if left else None, int(reply[2]), int(reply[3]) == 1, int(reply[4])
+        )
+
+    # -- reads ----------------------------------------------------------------
+
+    def draw(self, room: str) -> DrawRecord:
+        """The draw's public record. The seed is read only once the draw is held, so
+        the app never holds it before the start."""
+        key = self.keys.drop(room).drop
+        raw = self.client.hmget(
+            key, "state", "commitment", "entries", "committed_at", "drawn_at", "starts_at"
+        )
+        state, commitment, entries, committed, drawn, starts = (
+            "" if v is None else text(v) for v in raw
+        )
+        seed = text(self.client.hget(key, "seed") or "") if state == "drawn" else ""
+        return DrawRecord(
+            state=state or "",
+            commitment=commitment or "",
+            seed=seed or "",
+            entries=int(entries or 0),
+            committed_at=float(committed) if committed else None,
+            drawn_at=float(drawn) if drawn else None,
+            starts_at=int(float(starts)) if starts else None,
+        )
+
+    def state(self, room: str) -> str:
+        """The draw's state: '' (none), committed or drawn."""
+        return text(self.client.hget(self.keys.drop(room).drop, "state") or "")
+
+    def drawn_ids(self, room: str, limit: int = -1) -> list[str]:
+        """The draw ids in drawn order (all with ``limit`` -1)."""
+        key = self.keys.drop(room).drawn
+        return [text(i) for i in self.client.lrange(key, 0, limit - 1 if limit > 0 else -1)]
+
+    def prequeued(self, room: str) -> int:
+        """How many wait in the pre-queue: waiting (checking in) but not in the line."""
+        keys = self.keys.room(room)
+        with self.client.pipeline(transaction=False) as pipe:
+            pipe.zcard(keys.checkin)
+            pipe.zcard(keys.line)
+            present, in_line = pipe.execute()
+        return max(int(present) - int(in_line), 0)
+
+    def stock(self, room: str) -> tuple[int | None, int, int]:
+        """The stock left (None: not tracked), units reported sold, and admissions
+        since the first report."""
+        keys = self.keys.room(room)
+        with self.client.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.settings, "stock")
+            pipe.hmget(self.keys.drop(room).drop, "sold", "admitted0")
+            pipe.hget(keys.stats, "count:admitted")
+            left, (sold, admitted0), admitted = pipe.execute()
+        left_text = text(left) if left is not None else ""
+        admissions = int(admitted or 0) - int(admitted0 or 0)
+        return (int(left_text) if left_text else None), int(sold or 0), max(admissions, 0)
+
+    def outlook(self, room: str, ahead: int, waiting: int) -> Outlook:
+        left, sold, admissions = self.stock(room)
+        return outlook(left, sold, admissions, ahead, waiting)
+
+
+def _request_id(request_id: str) -> str:
+    if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
+        raise InvalidInput(f"request_id must be a string of at most {MAX_REQUEST_ID} characters")
+    if request_id and not request_id.isprintable():
+        raise InvalidInput("request_id must be printable")
+    return request_id
