@@ -13,9 +13,9 @@ def test_the_panel_counts_those_past_their_window(panel, rooms, visits, clock):
     """People whose window ran out with nothing run since are counted, then dropped."""
     rooms.configure("hall", {"capacity": 1, "dropout_seconds": 30})
     line_of(visits, 4)
-    assert 'Past their check-in window, not yet dropped</dt><dd id="overdue">0<' in panel.page(ROOM)
+    assert 'In line past their check-in window</dt><dd id="overdue">0<' in panel.page(ROOM)
     clock.advance(31)
     page = panel.page(ROOM)
-    assert 'Past their check-in window, not yet dropped</dt><dd id="overdue">3<' in page
+    assert 'In line past their check-in window</dt><dd id="overdue">3<' in page
     visits.sweep("hall")
-    assert 'Past their check-in window, not yet dropped</dt><dd id="overdue">0<' in panel.page(ROOM)
+    assert 'In line past their check-in window</dt><dd id="overdue">0<' in panel.page(ROOM)
