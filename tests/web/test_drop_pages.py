@@ -42,6 +42,8 @@ def test_before_the_prequeue_the_card_counts_down(app: Flask, visits: Any) -> No
     assert "The pre-queue opens at" in page and 'id="join"' not in page
     refused = ada.join("drop")
     assert refused.status_code == 409 and "Not open yet" in refused.get_data(as_text=True)
+    assert "put in line by a draw anyone can check" in page  # the footer, not "first come"
+    assert "A fair line, first come first served." not in page
 
 
 def test_prequeue_page_then_the_place(app: Flask, visits: Any, clock: Any) -> None:

@@ -51,6 +51,11 @@ def line_order(room: str | None) -> str:
         return _("This waitlist goes by referral points first, then by who signed up first.")
     if settings.kind == "waitlist" and settings.ordering == "lottery":
         return _("This waitlist's order is drawn by lot, in a draw anyone can check.")
+    if settings.starts_at is not None:
+        return _(
+            "Who is here before the start is put in line by a draw anyone can check; "
+            "later arrivals join behind, first come, first served."
+        )
     return _("A fair line, first come first served.")
 
 
