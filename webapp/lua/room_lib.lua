@@ -160,11 +160,10 @@ end
 -- that may be offered one is. Returns the token dropped or offered (nil when nobody
 -- waits, or every one looked at was passed over) and whether it was offered the seat.
 local function offer_head(now, lease, s)
-    for at = 0, PASS_MAX do
-        local head = redis.call('ZRANGE', K_LINE, at, at)[1]
-        if not head then
-            return nil, false
-        end
+    local line = redis.call('ZRANGE', K_LINE, 0, 0)
+    local at = 1
+    while line[at] do
+        local head = line[at]
         local t = get_ticket(head)
         local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
         if not t or not due or due < lease then
@@ -175,6 +174,10 @@ local function offer_head(now, lease, s)
             offer(head, t, now, lease + s.dropout)
             return head, true
         end
+        if #line == 1 then  -- the head is passed over: look at the next PASS_MAX at once
+            line = redis.call('ZRANGE', K_LINE, 0, PASS_MAX)
+        end
+        at = at + 1
     end
     return nil, false
 end
