@@ -40,7 +40,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if app.config["PROXY_COUNT"]:
         hops = int(app.config["PROXY_COUNT"])
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops)  # type: ignore[method-assign]
+        # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
+        # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
+        )
 
     config.resolve(app.config)  # the data directory, the secret, Redis: as the mailer does
     log.info("Redis: %s", redacted(app.config["REDIS_URL"]))
@@ -66,6 +70,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         errors,
         extras,
         filters,
+        gate,
         health,
         language,
         line,
@@ -79,9 +84,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
     filters.init_app(app)  # times in UTC, spans, the panel's words
-    security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp])  # tokens, not cookies
+    security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp, gate.bp])  # tokens
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(gate.bp)  # site rooms: /gate/<room>, the keys, the release
     app.register_blueprint(admin_api.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(line.bp)  # the waiting page's poll, leaving, its email
@@ -97,6 +103,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.register_blueprint(panel.bp)
     ws.init_app(app)
     metrics_views.init_app(app, services)  # /metrics, and every request timed
+    gate.init_app(app, services)  # a fresh pass's 204 without Flask: the hottest request
 
     services.start()
     return app

@@ -9,19 +9,27 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from flask import Config
 
 from webapp.domain.admins import MIN_PASSWORD
+from webapp.domain.passes import PassKeys, new_private_pem
 from webapp.redis.connection import redis_url
 
 log = logging.getLogger(__name__)
 
 # Never parsed: "1e3" or "null" is a password too
-SECRETS = ("SECRET_KEY", "ADMIN_TOKEN", "ADMIN_PASSWORD", "SMTP_PASSWORD")
+SECRETS = (
+    "SECRET_KEY",
+    "ADMIN_TOKEN",
+    "ADMIN_PASSWORD",
+    "SMTP_PASSWORD",
+    "PASS_KEY",
+    "PASS_KEY_PREVIOUS",
+)
 MIN_TOKEN_LENGTH = 16
 
 
@@ -61,7 +69,12 @@ class Defaults:
     WS_REFRESH_SECONDS = 10.0  # safety net: resend the room's figures this often
     WS_ALLOWED_ORIGINS: tuple[str, ...] = ()  # extra origins allowed besides the page's own
     # Email: read by the mailer worker (`python -m webapp.mailer`, docs/operations.md)
-    PUBLIC_URL = "http://127.0.0.1:8000"  # the links' base in every email
+    PUBLIC_URL = "http://127.0.0.1:8000"  # the links' base in every email, the passes' iss
+    # Site rooms' passes (docs/gate.md): an Ed25519 private key in PEM (unset: one made
+    # and kept in DATA_DIR/pass_key.pem); the previous one, still published after a change
+    PASS_KEY: str | None = None
+    PASS_KEY_PREVIOUS: str | None = None
+    PASS_COOKIE_DOMAIN: str | None = None  # the pass cookie's Domain (sibling hosts)
     MAIL_FROM = "waiting-room@localhost"
     SMTP_HOST = "127.0.0.1"
     SMTP_PORT = 25
@@ -94,22 +107,31 @@ def resolve(config: MutableMapping[str, Any], start_redis: bool = True) -> None:
     config["DATA_DIR"] = str(data_dir)
     if not config["SECRET_KEY"]:
         config["SECRET_KEY"] = stored_secret(data_dir)
+    if not config.get("PASS_KEY"):
+        config["PASS_KEY"] = stored_secret(data_dir, "pass_key.pem", new_private_pem)
+    try:  # refused at start, in words, rather than at the first pass
+        PassKeys(config["PASS_KEY"], config.get("PASS_KEY_PREVIOUS"))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     config["REDIS_URL"] = redis_url(config["REDIS_URL"], data_dir, start=start_redis)
 
 
-def stored_secret(data_dir: Path) -> str:
+def stored_secret(
+    data_dir: Path, name: str = "secret_key", make: Callable[[], str] | None = None
+) -> str:
     """A random secret kept on disk, so every worker, the mailer and a restart sign
-    alike."""
-    path = data_dir / "secret_key"
+    alike (``make``: how to make one; a random text by default)."""
+    path = data_dir / name
     data_dir.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         # Written aside, then linked into place: a racing worker never reads half a key.
-        draft = data_dir / f".secret_key.{os.getpid()}"
-        draft.write_text(secrets.token_urlsafe(48))
+        draft = data_dir / f".{name}.{os.getpid()}"
+        draft.write_text(make() if make is not None else secrets.token_urlsafe(48))
         draft.chmod(0o600)
         try:
             os.link(draft, path)
-            log.warning("WEBAPP_SECRET_KEY is not set; made a random one, kept in %s", path)
+            setting = "WEBAPP_PASS_KEY" if make is not None else "WEBAPP_SECRET_KEY"
+            log.warning("%s is not set; made a random one, kept in %s", setting, path)
         except FileExistsError:
             pass  # another process made it first (and said so)
         draft.unlink()

@@ -24,6 +24,7 @@ from webapp.domain.connections import ConnectionLimits
 from webapp.domain.lobby import Lobby
 from webapp.domain.mail import MailHealth
 from webapp.domain.moves import Moves
+from webapp.domain.passes import Passes, PassKeys
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.sweeper import Sweeper
@@ -63,6 +64,7 @@ class Services:
     admins: Admins
     mail: MailHealth
     metrics: Metrics
+    passes: Passes
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -143,4 +145,9 @@ def build(settings: Mapping[str, Any]) -> Services:
         admins=Admins(client, keys, hashing=off_the_loop),
         mail=MailHealth(client, keys),
         metrics=Metrics(reports),
+        passes=Passes(
+            PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
+            issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
+            secret=secret,
+        ),
     )

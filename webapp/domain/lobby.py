@@ -183,7 +183,9 @@ class Lobby:
         if kept is not None and abs(now - kept[0]) < self.refresh:
             return kept[1]
         typical = cached.settings.typical_stay_seconds
-        rates = pace.rates(cached.stats, now, seats, typical)
+        rates = pace.limited(
+            pace.rates(cached.stats, now, seats, typical), cached.settings.admit_per_minute
+        )
         cached.rates[seats] = (now, rates)
         return rates
 

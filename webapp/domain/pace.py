@@ -314,3 +314,12 @@ def long_run_c2(cs2: float, capacity: int) -> float:
     One seat: its holds' cs2; many seats: toward a Poisson stream's 1, since a long hold
     blocks one seat of N while the others keep releasing."""
     return 1.0 + (cs2 - 1.0) / math.sqrt(max(capacity, 1))
+
+
+def limited(room: Rates | None, per_minute: int | None) -> Rates | None:
+    """The rates of a room whose ``admit_per_minute`` caps its admissions: seats may free
+    up faster than that, but nobody is let in faster (room_lib.lua's admissions_left),
+    so the wait is worked out at the slower of the two paces."""
+    if room is None or per_minute is None or room.service <= per_minute / 60.0:
+        return room
+    return room._replace(service=per_minute / 60.0)

@@ -15,6 +15,7 @@ GONE_REASONS = {
     "unclaimed": "the seat offered to you was not claimed in time",
     "grace": "you were away longer than the grace period",
     "session": "you did not check in for too long",
+    "released": "the site let you go (your visit is over)",
     "sold_out": "it sold out before your turn",
     "event_ended": "the event has ended",
 }

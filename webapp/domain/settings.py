@@ -34,6 +34,7 @@ GROUPS = (
     ("capacity", "Capacity and timing"),
     ("presence", "Presence"),
     ("estimates", "Estimates"),
+    ("site", "Protected site"),
     ("waitlist", "The waitlist"),
     ("referrals", "Referrals"),
     ("drop", "Scheduled drop"),
@@ -208,6 +209,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_line_length", "Longest line", "Refuse new joiners when this many are "
             "waiting. Empty: no limit.",
             None, 1, 10_000_000, nullable=True, unit="people", blank="no limit"),
+    # Site rooms (issue 23): a room with a site_url protects that site through the gate.
+    Setting("site_url", "Protected site", "The address of the site this room protects "
+            "(its proxy asks the gate, docs/gate.md): people let in get a pass for it "
+            "instead of the room's chat. Empty: the room is a chat room.",
+            "", text=500, url=True, group="site", kinds=LIVE),
+    Setting("pass_renew_seconds", "Pass renewal", "How often the gate checks a site "
+            "visitor's seat and renews it (a pass lives twice this long).",
+            30, 5, 3600, unit="seconds", group="site", kinds=LIVE,
+            units=("seconds", "minutes")),
+    Setting("admit_per_minute", "Admissions per minute", "Let at most this many people "
+            "in per minute (each clock minute), whatever the free seats: for a site whose "
+            "load comes from arrivals. Empty: no limit.",
+            None, 1, 1_000_000, nullable=True, unit="people", group="capacity",
+            kinds=LIVE, blank="no limit"),
     Setting("status", "Status", "Open: people join and are let in. Paused: people join "
             "but nobody is let in. Closed: nobody new joins.",
             "open", choices=STATUS_CHOICES),
@@ -292,6 +307,9 @@ class RoomSettings:
     stock: int | None = DEFAULTS["stock"]
     max_wait_seconds: int | None = DEFAULTS["max_wait_seconds"]
     max_line_length: int | None = DEFAULTS["max_line_length"]
+    site_url: str = DEFAULTS["site_url"]
+    pass_renew_seconds: int = DEFAULTS["pass_renew_seconds"]
+    admit_per_minute: int | None = DEFAULTS["admit_per_minute"]
     status: RoomStatus = DEFAULTS["status"]
     admission_mode: AdmissionMode = DEFAULTS["admission_mode"]
     kind: RoomKind = DEFAULTS["kind"]

@@ -142,6 +142,34 @@ class Visits:
         self.announcer.changed(room, ticket)
         return ticket
 
+    def renew(self, room: str, token: str) -> Ticket:
+        """A site room's visitor is still on the site (the gate renews a pass past half
+        its life, or the room's page hands one out): the seat is held the room's
+        ``session_seconds`` more, as a check-in holds it (an offered seat is taken)."""
+        ticket = self.rooms.check_in(room, token)
+        self.announcer.saw(room, ticket)
+        return ticket
+
+    def release(self, room: str, token: str, sold: int = 0) -> tuple[Ticket, int]:
+        """The site let its visitor go (after checkout, on logout: the pass's holder):
+        the seat ends (``released``), the next in line is offered it at once, and what
+        was sold is recorded (``record_sale``). Returns the ended ticket and what was
+        recorded: a pass whose seat already ended (a release sent again) changes nothing
+        and records nothing (0)."""
+        live = self.reports.ticket_state(room, token) in ("offered", "admitted")
+        ticket = self.end(room, token, why="released", who="site")
+        if not live:
+            return ticket, 0
+        if sold:
+            self.record_sale(room, token, sold)
+        return ticket, sold
+
+    def record_sale(self, room: str, token: str, sold: int) -> None:
+        """What a site sold to the holder of ``token`` (a release's ``{"sold": n}``):
+        units sold, as every other report of them (``record_sold``: the stock falls, a
+        sell-out ends the line), counted once per ticket."""
+        self.record_sold(room, sold, request_id=f"release:{public_id(token)}", who="site")
+
     def remove(self, room: str, token: str, who: str) -> Ticket:
         """An admin ends someone's seat or place."""
         return self.end(room, token, why="removed", who=who)

@@ -63,7 +63,9 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     end
     local waiting = redis.call('ZCARD', K_LINE)
     local seated = redis.call('ZCARD', K_SEATS)
-    if s.status ~= 'open' or s.manual or waiting > 0 or seated >= s.capacity then
+    local enters = s.status == 'open' and not s.manual and waiting == 0
+        and seated < s.capacity and admissions_left(now, s) > 0  -- a seat at once
+    if not enters then
         if s.max_line and waiting >= s.max_line then
             return reply('full', '', nil, s, now)
         end
@@ -86,7 +88,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     end
     if phase == 'prequeue' then
         prequeue(token, t, now, lease, s)
-    elseif s.status == 'open' and not s.manual and waiting == 0 and seated < s.capacity then
+    elseif enters then
         seat(token, t, now, lease + s.session, 'admitted')
     else
         t.seq = redis.call('INCR', K_SEQ)

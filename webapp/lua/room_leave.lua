@@ -4,7 +4,7 @@
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
 -- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
---       5 why (left | removed), 6 who removes ('' = the visitor)
+--       5 why (left | removed | released: by the site), 6 who removes ('' = the visitor)
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown
 local now, token, why = clock(ARGV[1]), ARGV[4], ARGV[5]
 local s, lease = live_room(now, false)  -- the upkeep after the leave: its seat is offered at once

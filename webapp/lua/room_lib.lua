@@ -13,7 +13,7 @@
 --
 -- Ticket states (st): waiting, offered (a seat is free for it: claimed by a check-in
 -- or a live connection before the offer runs out), admitted, ended. An ended ticket
--- says why: left, removed, dropped, unclaimed, grace, session.
+-- says why: left, removed, dropped, unclaimed, grace, session, released.
 --
 -- Every room script replies with reply(): {code, token, state, position, waiting,
 -- active, capacity, room status, now, why, name, settings version, notice, support
@@ -85,6 +85,8 @@ local function end_ticket(token, t, why, now)
         audit(now, 'remove', t, t.st)
     elseif why == 'left' then
         audit(now, 'leave', t, t.st)
+    elseif why == 'released' then  -- a site let its visitor go (issue 23)
+        audit(now, 'release', t, t.st)
     end
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)
@@ -182,12 +184,24 @@ local function offer_head(now, lease, s)
     return nil, false
 end
 
+-- How many more admissions the room's admit_per_minute lets through in the clock minute
+-- of `now` (math.huge without one): every admission of the minute counts (seat()
+-- counts it in the history hash), an admin's too, so the limit holds whichever script
+-- admits, and holds exactly, since scripts run one at a time.
+local function admissions_left(now, s)
+    if not s.per_minute then
+        return math.huge
+    end
+    local done = tonumber(redis.call('HGET', K_HISTORY, math.floor(now / 60) .. ':admitted'))
+    return math.max(s.per_minute - (done or 0), 0)
+end
+
 -- Offers free seats to the head of the line, in line order (automatic admission).
 local function promote(now, lease, limit, s)
     if s.status == 'paused' or s.manual then
         return 0
     end
-    local free = s.capacity - redis.call('ZCARD', K_SEATS)
+    local free = math.min(s.capacity - redis.call('ZCARD', K_SEATS), admissions_left(now, s))
     local done = 0
     while free > 0 and done < limit do
         local head, offered = offer_head(now, lease, s)

@@ -8,6 +8,7 @@ from flask import current_app
 from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
 from webapp.domain.moves import Moves
+from webapp.domain.passes import Passes
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
@@ -46,3 +47,7 @@ def waitlists() -> Waitlists:
 
 def moves() -> Moves:
     return services().moves
+
+
+def passes() -> Passes:
+    return services().passes

@@ -18,7 +18,8 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "referral_credit": "Referral credited", "referral_hold": "Referral held for "
                "review", "referral_void": "Referral void", "draw_commit": "Lottery seed "
                "committed", "draw": "Lottery drawn",
-               "lapse": "Place lapsed unclaimed", "draw_reveal": "Drop drawn (seed revealed)",
+               "lapse": "Place lapsed unclaimed", "release": "Released by the site",
+               "draw_reveal": "Drop drawn (seed revealed)",
                "stock": "Stock"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
@@ -36,6 +37,8 @@ DETAILS = {
     ("leave", "waiting"): "left the line",
     ("leave", "offered"): "left when offered a seat",
     ("leave", "admitted"): "gave up the seat",
+    ("release", "offered"): "was offered a seat",
+    ("release", "admitted"): "was on the site",
 }
 
 

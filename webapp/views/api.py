@@ -17,6 +17,7 @@ from webapp.domain.waitlist import Entry, NotAWaitlist
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.views import lobby, reports, visits, waitlists
 from webapp.views.drops import draw_json, room_status, standing_fields
+from webapp.views.gate import site_pass
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
@@ -55,6 +56,7 @@ def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:
         "notice": ticket.notice or None,
         "trend": standing.trend,
         "basis": standing.basis,
+        **(site_pass(room, ticket) if room and ticket.seated else {}),
     }
     if room:
         body.update(standing_fields(room, ticket))  # a scheduled drop's (views/drops.py)

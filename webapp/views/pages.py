@@ -19,6 +19,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.i18n import _
+from webapp.views import gate as site
 from webapp.views import lobby, place, visitor, visits
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
@@ -130,7 +131,7 @@ def set_name() -> ResponseReturnValue:
     if problem:
         flash(problem.capitalize().rstrip(".") + ".", "error")
         if visitor.name():  # a change: back where it was asked, the old name kept
-            return redirect(back or url_for(".home")), 303
+            return redirect(request.script_root + back if back else url_for(".home")), 303
         return redirect(url_for(".home", next=back or None)), 303
     changed = visitor.name() not in ("", name)
     visitor.set_name(name)
@@ -139,7 +140,7 @@ def set_name() -> ResponseReturnValue:
             with contextlib.suppress(RoomError):
                 visits().rename(room, token, name)
         flash(_("Your name is now %(name)s.", name=name), "info")
-    return redirect(back or url_for(".home")), 303
+    return redirect(request.script_root + back if back else url_for(".home")), 303
 
 
 @bp.get("/rooms/<room>")
@@ -148,6 +149,7 @@ def gate(room: str) -> ResponseReturnValue:
     page's own reload): if that one ended, the page says so and why."""
     if is_waitlist(room):
         return signup_page(room)
+    site.keep_next(room)  # a site room's gate sent the visitor: where to go once in
     token, ended = visitor.page_ticket(room, request.args.get("t"))
     if token is not None:
         return place.show(room, token)
@@ -167,7 +169,7 @@ def join(room: str) -> ResponseReturnValue:
         if problem:
             return place.join_card(room, 400, problem)
         visitor.set_name(name)
-    elif not visitor.name():
+    elif not visitor.name() and not lobby().settings(room).site_url:  # a site: no chat
         return redirect(url_for(".gate", room=room)), 303
     standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
     if visitor.gave_away(room, standing.ticket.token):  # that place is another browser's

@@ -23,12 +23,13 @@ from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public
 from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
 from webapp.views import chats, lobby, reports, visitor, visits
+from webapp.views import gate as site
 from webapp.views.drops import drop_view
 from webapp.views.words import trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 
 SEATED = ("offered", "admitted")
-SEAT_ENDINGS = ("grace", "session", "unclaimed")  # reasons only a seat ends for
+SEAT_ENDINGS = ("grace", "session", "unclaimed", "released")  # reasons only a seat ends for
 TURN_MOMENT = 3  # seconds "it's your turn" shows before the page goes in (waiting.js too)
 NO_SCRIPT_POLL = 5.0  # a page without JavaScript reloads itself no more often than this
 MAX_SEAT_REFRESH = 30.0  # ... and a room page without it at least this often
@@ -70,8 +71,11 @@ def poll(room: str, token: str) -> ResponseReturnValue:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # a seat is offered or held: it is this visitor's turn
         # htmx shows the moment, then goes in; a page without JavaScript goes in at once
-        # (its reloads are 5 s apart: the offer may not outlast one more)
-        return turn_page(room, token, found) if is_htmx() else to_gate(room)
+        # (its reloads are 5 s apart: the offer may not outlast one more), as does a
+        # site room's page: its visitor is sent on to the site without a pause
+        if is_htmx() and not lobby().settings(room).site_url:
+            return turn_page(room, token, found)
+        return to_gate(room)
     return waiting_page(room, found.standing)
 
 
@@ -89,6 +93,8 @@ def moved_away(room: str, token: str) -> ResponseReturnValue | None:
 
 def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
     settings = lobby().settings(room)
+    if settings.site_url:  # a site room: the seat is a pass for the site
+        return site_page(room, token, settings.site_url)
     refresh = seat_refresh(settings)
     try:
         ticket = visits().enter(room, token, settings.grace_seconds + refresh, claims=claims)
@@ -106,6 +112,21 @@ def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
         "js_config": room_config(),
     }
     return render_template("room.html", **context)
+
+
+def site_page(room: str, token: str, site_url: str) -> ResponseReturnValue:
+    """A site room's seat: the seat is held (an offered one taken), and the visitor goes
+    to the page the gate sent them from (``next``), on the site, with a fresh pass."""
+    try:
+        visits().renew(room, token)
+    except TicketGone as gone:
+        return ended_page(room, visitor.mark_ended(room, token, gone.why, True), here=False)
+    except (TicketNotFound, RoomNotFound):
+        return ended_page(room, visitor.mark_ended(room, token, "unknown", True), here=False)
+    response = redirect(site.site_target(site_url, site.kept_next(room)), 303)
+    site.give_pass(response, room, token)
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def room_config() -> dict[str, Any]:

@@ -1,0 +1,249 @@
+"""The gate of site rooms (issue 23): how many checks it answers, and what it costs a site.
+
+Starts a private redis-server, the app under gunicorn (2 gevent workers, under /queue/
+behind the proxy), a stand-in origin (an nginx location answering a small page) and
+Debian's nginx with docs/gate.md's configuration as pasted (tests/proxies.py), then
+loads them with wrk (Debian's; installed by this bench with apt-get when missing, as
+root). Measures:
+
+1. gate checks per second on 2 workers, straight at the app: fresh passes (signature
+   and expiry only) and renewals (a pass past half its life: each check renews the seat
+   in Redis), with the app's CPU seconds per check (so checks per core-second);
+2. a gated page through nginx against the same page ungated (the doc's ungated
+   /static/ location, the same origin): the throughput ratio at full load, and p50/p99
+   at half the ungated page's full-load rate, without and with the doc's answer cache.
+
+Ratios are of one run: the machine is shared, read them rather than the absolute rates.
+Goals (issue 23): at least 2,000 checks/s per core with fresh passes; a gated page
+keeps at least 0.8 of the ungated page's throughput with the cache.
+
+    .venv/bin/python bench/gate.py [--seconds 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from proxies import doc_blocks, run_nginx  # noqa: E402
+from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until  # noqa: E402
+
+from webapp.domain.passes import VERIFIED_KEPT, Passes, PassKeys, new_private_pem  # noqa: E402
+from webapp.domain.tickets import new_ticket  # noqa: E402
+
+ADMIN = "bench-admin-token-0123456789"
+CONNECTIONS = 32  # wrk's connections at full load
+GAP_MS = 10  # at half load each connection pauses this long between requests
+ORIGIN = "server {\n    listen 80;\n    location / {\n        return 200 'Origin page';\n    }\n}\n"
+DELAY = "local gap = tonumber(os.getenv('WRK_GAP_MS'))\nfunction delay()\n  return gap\nend\n"
+# Each request with the next of many passes (one per line of $WRK_PASSES): more than a
+# worker keeps as verified, so every check is a signature check
+ROTATE = """local passes = {}
+for line in io.lines(os.getenv("WRK_PASSES")) do passes[#passes + 1] = line end
+local i = math.random(#passes)
+request = function()
+  i = i % #passes + 1
+  return wrk.format("GET", nil, {["Authorization"] = "Bearer " .. passes[i]})
+end
+"""
+
+
+class Load(NamedTuple):
+    rps: float
+    p50: float  # ms
+    p99: float  # ms
+    errors: int
+
+
+def wrk_binary() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() != 0:
+        raise RuntimeError("wrk is missing: apt-get install wrk (Debian's), then run again")
+    print("installing Debian's wrk for this bench", flush=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True, capture_output=True,
+                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})  # fmt: skip
+    return shutil.which("wrk") or "/usr/bin/wrk"
+
+
+def millis(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def wrk(url: str, seconds: float, scratch: Path, header: str = "", rate: float = 0,
+        passes: Path | None = None) -> Load:  # fmt: skip
+    """wrk at full load, or (``rate``) paced near that many requests per second: rate x
+    GAP_MS connections, each pausing GAP_MS between requests; ``passes``: a file of
+    passes, the next one for each request."""
+    argv = [wrk_binary(), "-t2", f"-d{seconds:.0f}s", "--latency", "--timeout", "5s"]
+    env = dict(os.environ)
+    connections = CONNECTIONS
+    if rate:
+        (scratch / "paced.lua").write_text(DELAY)
+        argv += ["-s", str(scratch / "paced.lua")]
+        env["WRK_GAP_MS"] = str(GAP_MS)
+        connections = max(2, round(rate * GAP_MS / 1000))
+    elif passes is not None:
+        (scratch / "rotate.lua").write_text(ROTATE)
+        argv += ["-s", str(scratch / "rotate.lua")]
+        env["WRK_PASSES"] = str(passes)
+    argv += [f"-c{connections}"] + (["-H", header] if header else [])
+    out = subprocess.run([*argv, url], capture_output=True, text=True, env=env, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = millis(re.search(r"\s50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p99 = millis(re.search(r"\s99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    count = int(bad.group(1)) if bad else 0
+    count += sum(int(g) for g in errors.groups()) if errors else 0
+    return Load(rps, p50, p99, count)
+
+
+def call(url: str, method: str = "GET", body: dict[str, object] | None = None) -> dict[str, object]:
+    data = json.dumps(body).encode() if body is not None else (b"" if method != "GET" else None)
+    request = urllib.request.Request(url, data=data, method=method, headers={
+        "Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        answer: dict[str, object] = json.load(reply)
+        return answer
+
+
+def start_app(stack: contextlib.ExitStack, scratch: Path, public: str, key: str) -> tuple[int, int]:
+    """The app under gunicorn, 2 gevent workers, on the bench's Redis; its port and its
+    master's pid."""
+    redis_port, _ = start_redis(stack, scratch)
+    app = free_port()
+    env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}", "WEB_CONCURRENCY": "2",
+           "WEBAPP_SECRET_KEY": "bench-secret", "WEBAPP_ADMIN_TOKEN": ADMIN,
+           "WEBAPP_PROXY_COUNT": "1", "WEBAPP_PUBLIC_URL": public, "WEBAPP_PASS_KEY": key,
+           "WEBAPP_DATA_DIR": str(scratch / "data")}  # fmt: skip
+    log = scratch / "gunicorn.log"
+    gunicorn = spawn([sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
+                      "--bind", f"{HOST}:{app}", "webapp:create_app()"], log, env)  # fmt: skip
+    stack.callback(stop, gunicorn)
+
+    def answers() -> bool:
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(f"http://{HOST}:{app}/api/rooms", timeout=1).close()
+            return True
+        return False
+
+    wait_until(answers, gunicorn, log)
+    return app, gunicorn.pid
+
+
+def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
+                seconds: float) -> tuple[float, float]:  # fmt: skip
+    """Checks per second straight at the app; returns fresh checks per core-second, of
+    one pass (verified once, then remembered) and of passes each seen once."""
+    call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 3600})
+    one = str(call(f"{base}/api/rooms/shop/join", "POST")["pass"])
+    minter = Passes(PassKeys(key), issuer=public, secret="bench-secret")
+    many = scratch / "passes.txt"
+    count = 2 * VERIFIED_KEPT
+    many.write_text("".join(minter.issue("shop", new_ticket()[0], 3600, time.time()) + "\n"
+                            for _ in range(count)))  # fmt: skip
+    rows = []
+    for label in ("fresh, one pass", f"fresh, {count} passes", "renewal"):
+        header, rotate = f"Authorization: Bearer {one}", None
+        if label.endswith("passes"):
+            header, rotate = "", many
+        elif label == "renewal":
+            call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 10})
+            old = str(call(f"{base}/api/rooms/shop/join", "POST")["pass"])
+            time.sleep(10.5)  # past half its life (10 s of 20): every check renews
+            header = f"Authorization: Bearer {old}"
+        cpu = tree_cpu(app_pid)
+        load = wrk(f"{base}/gate/shop", min(seconds, 8), scratch, header, passes=rotate)
+        used = tree_cpu(app_pid) - cpu
+        rows.append((label, load, load.rps * min(seconds, 8) / used if used else 0.0))
+    print("\ngate checks, straight at the app (per core-s: checks per CPU second of gunicorn)")
+    print(f"{'pass':<21} {'checks/s':>9} {'per core-s':>11} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'errors':>7}")  # fmt: skip
+    for label, load, per_core in rows:
+        print(f"{label:<21} {load.rps:>9.0f} {per_core:>11.0f} {load.p50:>8.2f} "
+              f"{load.p99:>8.2f} {load.errors:>7}")  # fmt: skip
+    return rows[0][2], rows[1][2]
+
+
+def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch: Path,
+          seconds: float) -> float:  # fmt: skip
+    """A gated page against the same page ungated, through nginx; returns the cached
+    gated page's share of the ungated page's throughput."""
+    call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 3600})
+    cookie = f"Cookie: wr_pass_shop={call(f'{base}/api/rooms/shop/join', 'POST')['pass']}"
+    origin = free_port()
+    stack.enter_context(run_nginx(ORIGIN, origin, 0, 0))
+    results: dict[str, tuple[Load, Load]] = {}
+    front = f"http://{HOST}:{listen}"
+    for name, block in (("no cache", doc_blocks("nginx")[0]),
+                        ("the answer cache", doc_blocks("nginx")[1])):  # fmt: skip
+        with run_nginx(block, listen, app, origin):
+            if "ungated" not in results:
+                full = wrk(f"{front}/static/page", seconds, scratch)
+                half = wrk(f"{front}/static/page", seconds, scratch, rate=full.rps / 2)
+                results["ungated"] = (full, half)
+            full = wrk(f"{front}/shop/page", seconds, scratch, cookie)
+            half = wrk(f"{front}/shop/page", seconds, scratch, cookie, rate=full.rps / 2)
+            results[f"gated, {name}"] = (full, half)
+    ungated = results["ungated"][0].rps
+    print("\na page through nginx (docs/gate.md); half load: half of the row's full-load rate")
+    print(f"{'page':<26} {'req/s':>8} {'ratio':>6} {'half: req/s':>12} {'p50 ms':>8} "
+          f"{'p99 ms':>8} {'errors':>7}")  # fmt: skip
+    for label, (full, half) in results.items():
+        print(f"{label:<26} {full.rps:>8.0f} {full.rps / ungated:>6.2f} {half.rps:>12.0f} "
+              f"{half.p50:>8.2f} {half.p99:>8.2f} {full.errors + half.errors:>7}")  # fmt: skip
+    return results["gated, the answer cache"][0].rps / ungated
+
+
+def bench(stack: contextlib.ExitStack, seconds: float) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="wr-bench-gate-"))
+    stack.callback(shutil.rmtree, scratch, True)
+    listen = free_port()
+    public = f"http://{HOST}:{listen}/queue"
+    key = new_private_pem()  # the app's, so this bench can mint passes it accepts
+    app, pid = start_app(stack, scratch, public, key)
+    base = f"http://{HOST}:{app}"
+    call(
+        f"{base}/api/admin/rooms/shop",
+        "PUT",
+        {"capacity": 100, "site_url": f"http://{HOST}:{listen}/"},
+    )
+    print(f"2 gevent workers; wrk -t2 -c{CONNECTIONS}, {seconds:.0f} s per figure; "
+          f"{os.cpu_count()} cores shared with wrk, nginx and anything else running")  # fmt: skip
+    remembered, unseen = gate_checks(base, pid, scratch, public, key, seconds)
+    share = pages(stack, base, app, listen, scratch, seconds)
+    print("\ngoals")
+    for label, figure in (("a pass seen before", remembered), ("every pass new", unseen)):
+        print(f"  fresh checks per core-second >= 2,000 ({label}): {figure:.0f} "
+              f"{'pass' if figure >= 2000 else 'MISS'}")  # fmt: skip
+    print(f"  gated page with the cache >= 0.8 of ungated: {share:.2f} "
+          f"{'pass' if share >= 0.8 else 'MISS'}")  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=8.0, help="per figure (default 8)")
+    args = parser.parse_args()
+    return run_bounded(20 * args.seconds + 120, lambda stack: bench(stack, args.seconds))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The gate under concurrency (issue 23): 8 processes x 200 gate checks and 100 releases
+at once against gunicorn (2 workers), capacity 25. Never more than 25 seats held; every
+release lets exactly one in from the line; a released seat's pass is refused once it
+needs renewal."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+import redis
+from gunicorn_app import e2e_server
+
+pytestmark = pytest.mark.e2e
+
+PROCESSES, CHECKS, RELEASES, CAPACITY = 8, 200, 100, 25
+RENEW = 5  # pass_renew_seconds: the first passes are past half their life at the start
+
+
+def call(
+    url: str, method: str = "GET", token: str = "", body: bytes | None = None
+) -> tuple[int, Any]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=20) as reply:
+            raw = reply.read()
+            return reply.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, None
+
+
+def worker(base: str, tickets: list[tuple[str, str]], results: Any) -> None:
+    """Takes its tickets in line order: waits for each to be admitted (its check-ins
+    claim the seat and bring a pass), checks the gate with it, releases it."""
+    checks = renewed = refused = released = 0
+    per_ticket = CHECKS // len(tickets)
+    for i, (token, joined_with) in enumerate(tickets):
+        # the first ticket keeps the pass of its join, past half its life now: every
+        # check of it renews the seat in Redis; the others' passes are fresh
+        held = joined_with if i == 0 else ""
+        while not held:
+            status, body = call(f"{base}/api/rooms/crowd/position/{token}")
+            assert status == 200, status
+            held = body.get("pass", "") if body["status"] == "admitted" else ""
+            if not held:
+                time.sleep(0.05)
+        count = per_ticket + (CHECKS % len(tickets) if i == len(tickets) - 1 else 0)
+        for _ in range(count):
+            status, _ = call(f"{base}/gate/crowd", token=held)
+            checks += 1
+            refused += status != 204
+        status, body = call(f"{base}/api/rooms/crowd/release", "POST", held, b'{"sold": 1}')
+        assert status == 200 and body["released"], (status, body)
+        released += 1
+        # the released seat's pass: refused by the gate once it needs renewal
+        if call(f"{base}/gate/crowd", token=held)[0] == 401:
+            renewed += 1
+    results.put((checks, refused, released, renewed))
+
+
+def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
+    """8 processes x 200 gate checks and 100 releases, capacity 25 and 100 in line: at
+    most 25 seats at any moment, each release admits exactly one from the line, no
+    valid pass refused."""
+    prefix = f"conc{int(time.time() * 1000) % 100000}"
+    with e2e_server(redis_url, "e2e-gate-concurrency.log", prefix=prefix,
+                    WEBAPP_SWEEP_INTERVAL="0.25") as server:  # fmt: skip
+        server.admin("crowd", capacity=CAPACITY, site_url="https://shop.example/",
+                     pass_renew_seconds=RENEW, dropout_seconds=3600)  # fmt: skip
+        joined = []
+        for _ in range(CAPACITY + RELEASES):
+            status, body = call(f"{server.url}/api/rooms/crowd/join", "POST")
+            assert status == 200
+            joined.append((body["token"], body.get("pass", "")))
+        assert sum(1 for _, held in joined if held) == CAPACITY
+        time.sleep(RENEW + 0.2)  # the seated ones' passes now need renewal at the gate
+        client = redis.Redis.from_url(redis_url)
+        seats_key = f"{prefix}:{{room:crowd}}:seats"
+        most, stop = [0], threading.Event()
+
+        def watch() -> None:
+            while not stop.is_set():
+                most[0] = max(most[0], client.zcard(seats_key))
+                time.sleep(0.002)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        context = multiprocessing.get_context("fork")
+        results = context.Queue()
+        released = joined[:RELEASES]  # in line order; the last 25 are let in at the end
+        shares = [released[i::PROCESSES] for i in range(PROCESSES)]
+        workers = [
+            context.Process(target=worker, args=(server.url, share, results)) for share in shares
+        ]
+        for process in workers:
+            process.start()
+        outcomes = [results.get(timeout=300) for _ in workers]
+        for process in workers:
+            process.join(timeout=30)
+            assert process.exitcode == 0
+        stop.set()
+        watcher.join()
+
+        assert sum(o[0] for o in outcomes) == PROCESSES * CHECKS
+        assert sum(o[1] for o in outcomes) == 0  # no valid pass was refused
+        assert sum(o[2] for o in outcomes) == RELEASES
+        assert sum(o[3] for o in outcomes) >= PROCESSES  # the renewing passes, released
+        assert 0 < most[0] <= CAPACITY
+        stats = f"{prefix}:{{room:crowd}}:stats"
+        assert int(client.hget(stats, "count:ended_released")) == RELEASES
+        assert int(client.hget(stats, "count:admitted")) == RELEASES + CAPACITY
+        assert int(client.hget(f"{prefix}:{{room:crowd}}:drop", "sold")) == RELEASES
+        audit = client.xrange(f"{prefix}:{{room:crowd}}:audit")
+        from_line = [e for _, e in audit if e[b"kind"] == b"admit" and e[b"detail"] == b"line"]
+        releases = [e for _, e in audit if e[b"kind"] == b"release"]
+        assert len(from_line) == len(releases) == RELEASES  # each release let one in
+        assert client.zcard(seats_key) == CAPACITY  # the last 25, offered their seats
+        assert client.zcard(f"{prefix}:{{room:crowd}}:line") == 0
+        client.close()

@@ -1,0 +1,228 @@
+"""A site behind Debian's nginx and Caddy, gated by a room (issue 23), in Chromium.
+
+Each proxy runs the configuration of docs/gate.md as pasted (tests/proxies.py replaces
+only ports and scratch paths), in front of a small origin site (tests/site_origin.py)
+and the app under gunicorn with 2 workers, mounted under /queue/. Capacity 1: A passes
+through the waiting page onto /shop/item; B waits at place 1; the origin releases A's
+pass at checkout; B is on /shop/item within 2 s; A's next request shows the waiting page
+saying the visit ended. Screenshots of every page a gated visitor sees (390 px) go to
+/work/shots/gate/ when that directory's parent exists, else artifacts/gate/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import time
+import urllib.error
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gunicorn_app import ARTIFACTS, e2e_server
+from playwright.sync_api import expect
+from proxies import CADDY, NGINX, doc_blocks, fetch, free_port, run_caddy, run_nginx, run_origin
+
+pytestmark = pytest.mark.e2e
+
+SHOTS = Path("/work/shots/gate") if Path("/work/shots").is_dir() else ARTIFACTS / "gate"
+PHONE = 390
+
+
+class Gated:
+    """A proxy on 127.0.0.1 with the shop behind it and the app under /queue/."""
+
+    def __init__(self, kind: str, url: str, server: Any, app: int, origin: int) -> None:
+        self.kind, self.url, self.server = kind, url, server
+        self.app, self.origin = app, origin
+
+    def room(self, **settings: Any) -> str:
+        """A site room of its own, named as in the doc ("shop"), on this server's own
+        Redis prefix; emptied first."""
+        with contextlib.suppress(urllib.error.HTTPError):  # 404: none yet
+            self.server.delete("shop")
+        self.server.admin("shop", site_url=f"{self.url}/", **settings)
+        return "shop"
+
+
+@pytest.fixture(scope="module", params=["nginx", "caddy"])
+def gated(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Gated]:
+    kind = request.param
+    binary = NGINX if kind == "nginx" else CADDY
+    if not shutil.which(binary) and not Path(binary).exists():
+        pytest.skip(f"no {kind} (.ci/run installs Debian's)")
+    listen, origin = free_port(), free_port()
+    public = f"http://127.0.0.1:{listen}/queue"
+    with e2e_server(
+        redis_url,
+        f"e2e-gate-{kind}.log",
+        WEBAPP_PROXY_COUNT="1",
+        WEBAPP_PUBLIC_URL=public,
+        WEBAPP_SWEEP_INTERVAL="0.25",
+    ) as server:
+        app = int(server.url.rsplit(":", 1)[1])
+        proxy = (
+            run_nginx(doc_blocks("nginx")[0], listen, app, origin)
+            if kind == "nginx"
+            else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
+        )
+        with run_origin(origin, public, "shop"), proxy:
+            yield Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin)
+
+
+def shoot(page: Any, kind: str, name: str) -> None:
+    if kind != "nginx":  # one set: the pages are the same through either proxy
+        return
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}-{PHONE}.png"), full_page=True)
+
+
+def through_the_line(page: Any, gated: Gated, kind: str, shots: bool) -> None:
+    """Opens /shop/item: the gate sends the visitor to the room's page, whose one button
+    joins."""
+    page.goto(f"{gated.url}/shop/item")
+    expect(page).to_have_url(re.compile(r"/queue/rooms/shop\?next=/shop/item$"))
+    if shots:
+        shoot(page, kind, "1-join")
+    page.locator("#join").click()
+
+
+def test_two_visitors_one_seat(gated: Gated, person: Any) -> None:
+    """A gets in, B waits at place 1, A's checkout releases the seat, B is on the
+    site within 2 s, A's next request says the visit ended."""
+    gated.room(capacity=1, dropout_seconds=10, typical_stay_seconds=60)
+    a, b = person(width=PHONE, height=844), person(width=PHONE, height=844)
+
+    through_the_line(a, gated, gated.kind, shots=True)
+    expect(a).to_have_url(f"{gated.url}/shop/item")
+    expect(a.get_by_role("heading", name="Origin page /shop/item")).to_be_visible()
+    shoot(a, gated.kind, "3-on-the-site")
+    assert re.fullmatch(r"[0-9a-f]{12}", a.locator("#visitor").inner_text())
+
+    through_the_line(b, gated, gated.kind, shots=False)
+    expect(b.locator(".position .big")).to_have_text("1")
+    shoot(b, gated.kind, "2-waiting")
+
+    a.goto(f"{gated.url}/shop/checkout")  # the origin releases A's pass, clears its cookie
+    expect(a.locator("#released")).to_contain_text('"released":true')
+    released = time.monotonic()
+    expect(b).to_have_url(f"{gated.url}/shop/item", timeout=2_000)
+    expect(b.get_by_role("heading", name="Origin page /shop/item")).to_be_visible()
+    assert time.monotonic() - released < 2.0
+
+    a.goto(f"{gated.url}/shop/item")
+    expect(a).to_have_url(re.compile(r"/queue/rooms/shop\?next=/shop/item$"))
+    expect(a.get_by_role("heading", name="Your visit to shop has ended")).to_be_visible()
+    ended = a.locator("section.ended")
+    expect(ended).to_have_attribute("data-why", "released")
+    expect(ended).to_contain_text("Your visit is over")
+    expect(a.get_by_role("button", name="Join again")).to_be_visible()
+    shoot(a, gated.kind, "4-visit-ended")
+
+
+def test_static_assets_are_not_gated(gated: Gated) -> None:
+    """/static/ passes without a pass; a page of the site does not."""
+    gated.room(capacity=1)
+    assert fetch(f"{gated.url}/static/site.css")[0] == 200
+    status, headers, _ = fetch(f"{gated.url}/shop/item")
+    assert status == 302
+    assert headers["Location"] == f"{gated.url}/queue/rooms/shop?next=/shop/item"
+
+
+def test_bad_passes_go_to_the_waiting_page(gated: Gated) -> None:
+    """Through the proxy, a tampered pass and another room's pass are sent to the
+    waiting page, a good one reaches the site."""
+    gated.room(capacity=5)
+    joined = gated.server.api("POST", "/api/rooms/shop/join")
+    good = joined["pass"]
+    head, claims, signature = good.split(".")
+    tampered = f"{head}.{claims}.{signature[:-4]}AAAA"
+    for bad in (tampered, "x.y.z"):
+        status, _, _ = fetch(f"{gated.url}/shop/item", {"Cookie": f"wr_pass_shop={bad}"})
+        assert status == 302
+    status, _, body = fetch(f"{gated.url}/shop/item", {"Cookie": f"wr_pass_shop={good}"})
+    assert status == 200 and "Origin page /shop/item" in body
+
+
+def test_renewed_pass_reaches_the_browser(gated: Gated) -> None:
+    """Past half its life, the gate's fresh pass comes back through the proxy in
+    Set-Cookie (nginx: auth_request_set; Caddy: the handle_response)."""
+    gated.room(capacity=5, pass_renew_seconds=5)
+    time.sleep(1.1)  # every worker's cached settings (STATS_REFRESH) have the new room's
+    good = gated.server.api("POST", "/api/rooms/shop/join")["pass"]
+    time.sleep(5.2)
+    status, headers, _ = fetch(f"{gated.url}/shop/item", {"Cookie": f"wr_pass_shop={good}"})
+    assert status == 200
+    cookie = headers.get("Set-Cookie", "")
+    assert cookie.startswith("wr_pass_shop=") and "HttpOnly" in cookie, headers
+    fresh = cookie.split(";")[0].split("=", 1)[1]
+    assert fresh != good
+    status, headers, _ = fetch(f"{gated.url}/shop/item", {"Cookie": f"wr_pass_shop={fresh}"})
+    assert status == 200 and "Set-Cookie" not in headers
+
+
+def test_the_waiting_room_under_the_prefix(gated: Gated) -> None:
+    """The app's pages, assets and keys answer under /queue/ through the proxy."""
+    gated.room(capacity=1)
+    status, _, page = fetch(f"{gated.url}/queue/rooms/shop?next=/x")
+    assert status == 200
+    assets = re.findall(r'(?:href|src)="(/queue/static/[^"]+)"', page)
+    assert assets
+    for asset in assets[:3]:
+        assert fetch(f"{gated.url}{asset}")[0] == 200
+    status, _, keys = fetch(f"{gated.url}/queue/.well-known/jwks.json")
+    assert status == 200 and '"kty":"OKP"' in keys.replace(" ", "")
+
+
+def gate_checks(gated: Gated) -> float:
+    """How many requests the app's gate answered so far (its /metrics, every worker)."""
+    _, _, text = fetch(
+        f"{gated.server.url}/metrics", {"Authorization": f"Bearer {gated.server.admin_token}"}
+    )
+    counts = re.findall(
+        r'_http_request_duration_seconds_count\{[^}]*endpoint="gate.check"[^}]*\} (\S+)', text
+    )
+    return sum(float(c) for c in counts)
+
+
+def test_nginx_answer_cache(gated: Gated) -> None:
+    """docs/gate.md's nginx configuration with the answer cache: twenty requests with
+    one fresh pass ask the gate once; a request without a pass is never cached."""
+    if gated.kind != "nginx":
+        pytest.skip("the answer cache is nginx's")
+    gated.room(capacity=5)
+    good = gated.server.api("POST", "/api/rooms/shop/join")["pass"]
+    listen = free_port()
+    with run_nginx(doc_blocks("nginx")[1], listen, gated.app, gated.origin):
+        before = gate_checks(gated)
+        for _ in range(20):
+            status, _, _ = fetch(
+                f"http://127.0.0.1:{listen}/shop/item", {"Cookie": f"wr_pass_shop={good}"}
+            )
+            assert status == 200
+        assert gate_checks(gated) - before == 1
+        for _ in range(3):
+            assert fetch(f"http://127.0.0.1:{listen}/shop/item")[0] == 302
+        assert gate_checks(gated) - before == 4
+
+
+def test_the_sites_own_check_from_the_doc(gated: Gated) -> None:
+    """docs/gate.md's Python snippet, as pasted (the address replaced), verifies a pass
+    from the JWKS through the proxy, and refuses a tampered one and none."""
+    gated.room(capacity=5)
+    good = gated.server.api("POST", "/api/rooms/shop/join")["pass"]
+    (snippet,) = doc_blocks("python")
+    assert "https://shop.example/queue" in snippet
+    scope: dict[str, Any] = {}
+    exec(snippet.replace("https://shop.example/queue", f"{gated.url}/queue"), scope)
+
+    class Request:
+        def __init__(self, cookie: str | None) -> None:
+            self.cookies = {} if cookie is None else {"wr_pass_shop": cookie}
+
+    claims = scope["visitor_of"](Request(good))
+    assert claims["aud"] == "shop" and claims["iss"] == f"{gated.url}/queue"
+    assert scope["visitor_of"](Request(good[:-3] + "AAA")) is None
+    assert scope["visitor_of"](Request(None)) is None

@@ -1,0 +1,192 @@
+"""Debian's nginx and Caddy in front of the app, configured VERBATIM from docs/gate.md.
+
+``doc_blocks(kind)`` extracts the fenced blocks of that kind from docs/gate.md;
+``nginx_conf`` / ``caddy_conf`` replace only the example addresses and scratch paths
+(``127.0.0.1:8000`` the app, ``127.0.0.1:9000`` the site, ``listen 80`` /
+``http://shop.example`` the proxy, ``/var/cache/nginx/...`` a temporary directory);
+``run_nginx`` / ``run_caddy`` start them on loopback, as a user, and always stop them.
+The e2e tests (tests/e2e/test_gate_proxies.py) and the bench (bench/gate.py) use these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "docs" / "gate.md"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+CADDY = shutil.which("caddy") or "/usr/bin/caddy"
+APP, SITE = "127.0.0.1:8000", "127.0.0.1:9000"
+
+
+def doc_blocks(kind: str) -> list[str]:
+    """Every fenced block of ``kind`` (nginx, caddyfile, ...) in docs/gate.md, in order."""
+    return re.findall(rf"^```{kind}\n(.*?)^```$", GUIDE.read_text(), re.MULTILINE | re.DOTALL)
+
+
+def nginx_conf(block: str, listen: int, app: int, site: int, scratch: Path) -> str:
+    """A complete nginx.conf for a user on loopback around ``block`` (an http-context
+    file of docs/gate.md, as pasted): only ports and scratch paths are replaced."""
+    for old, new in (
+        (APP, f"127.0.0.1:{app}"),
+        (SITE, f"127.0.0.1:{site}"),
+        ("listen 80;", f"listen 127.0.0.1:{listen};"),
+        ("/var/cache/nginx/waiting-room", str(scratch / "gate-cache")),
+    ):
+        assert old in block or old != "listen 80;", f"docs/gate.md no longer has {old}"
+        block = block.replace(old, new)
+    (scratch / "site.conf").write_text(block)
+    temp = "\n".join(
+        f"    {kind}_temp_path {scratch / kind};"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    return f"""daemon off;
+worker_processes 1;
+pid {scratch / "nginx.pid"};
+error_log {scratch / "error.log"} warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+{temp}
+    include {scratch / "site.conf"};
+}}
+"""
+
+
+def caddy_conf(block: str, listen: int, app: int, site: int) -> str:
+    """The Caddyfile of docs/gate.md as pasted, on loopback ports, with global options
+    for a test (no admin endpoint, no automatic HTTPS) in front."""
+    for old, new in (
+        (APP, f"127.0.0.1:{app}"),
+        (SITE, f"127.0.0.1:{site}"),
+        ("http://shop.example {", f"http://127.0.0.1:{listen} {{"),
+    ):
+        assert old in block, f"docs/gate.md no longer has {old}"
+        block = block.replace(old, new)
+    return "{\n\tadmin off\n\tauto_https off\n}\n\n" + block
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(
+    port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 15
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"exited {process.returncode}:\n{log.read_text()[-3000:]}")
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", port), timeout=0.5),
+        ):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}:\n{log.read_text()[-3000:]}")
+
+
+@contextlib.contextmanager
+def stopping(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def run_nginx(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
+    """nginx with ``block`` on 127.0.0.1:``listen``; yields its scratch directory."""
+    scratch = Path(tempfile.mkdtemp(prefix="wr-nginx-"))
+    scratch.chmod(0o755)  # run as root, nginx's workers are "nobody": they write the cache
+    try:
+        conf = scratch / "nginx.conf"
+        conf.write_text(nginx_conf(block, listen, app, site, scratch))
+        log = scratch / "stderr.log"
+        check = subprocess.run([NGINX, "-t", "-c", str(conf), "-e", str(scratch / "error.log")],
+                               capture_output=True, text=True)  # fmt: skip
+        if check.returncode:
+            raise RuntimeError(f"nginx -t refused the configuration:\n{check.stderr}")
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                [NGINX, "-c", str(conf), "-e", str(scratch / "error.log")], stdout=out, stderr=out
+            )
+        with stopping(process):
+            wait_for_port(listen, process, log)
+            yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def run_caddy(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
+    """Caddy with the Caddyfile ``block`` on 127.0.0.1:``listen``."""
+    scratch = Path(tempfile.mkdtemp(prefix="wr-caddy-"))
+    try:
+        conf = scratch / "Caddyfile"
+        conf.write_text(caddy_conf(block, listen, app, site))
+        env = {**os.environ, "HOME": str(scratch), "XDG_DATA_HOME": str(scratch / "data"),
+               "XDG_CONFIG_HOME": str(scratch / "config")}  # fmt: skip
+        log = scratch / "caddy.log"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                [CADDY, "run", "--config", str(conf), "--adapter", "caddyfile"],
+                stdout=out, stderr=out, env=env, cwd=scratch,
+            )  # fmt: skip
+        with stopping(process):
+            wait_for_port(listen, process, log)
+            yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def run_origin(port: int, waiting_room: str, room: str) -> Iterator[None]:
+    """The small origin site of tests/site_origin.py on 127.0.0.1:``port``."""
+    log = Path(tempfile.mkstemp(prefix="wr-origin-", suffix=".log")[1])
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "site_origin.py"), str(port), waiting_room, room],
+            stdout=out, stderr=out,
+        )  # fmt: skip
+    try:
+        with stopping(process):
+            wait_for_port(port, process, log)
+            yield
+    finally:
+        log.unlink(missing_ok=True)
+
+
+def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    """GET without following redirects: status, headers, body."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(url, headers=headers or {}), timeout=10) as reply:
+            return reply.status, dict(reply.headers), reply.read().decode()
+    except urllib.error.HTTPError as error:
+        with contextlib.closing(error):
+            return error.code, dict(error.headers), error.read().decode()

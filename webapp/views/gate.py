@@ -1,0 +1,247 @@
+"""The gate of site rooms (issue 23, docs/gate.md): the forward-auth endpoint a proxy
+(nginx ``auth_request``, Caddy ``forward_auth``, Traefik ForwardAuth) asks before each
+request to the protected site, the published keys the site can check a pass with, and
+the release a site's server sends after checkout. The pass itself is
+``webapp.domain.passes``; the room's page hands out the first one (``to_site``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from flask import Blueprint, current_app, jsonify, make_response, redirect, request, session
+from flask.typing import ResponseReturnValue
+from werkzeug.http import parse_cookie
+from werkzeug.wrappers import Response
+
+from webapp.domain.passes import InvalidPass, cookie_name
+from webapp.domain.rooms import (
+    InvalidInput,
+    RoomError,
+    RoomNotFound,
+    Ticket,
+    valid_room_name,
+)
+from webapp.views import lobby, passes, services, visits
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from flask import Flask
+
+    from webapp.services import Services
+
+bp = Blueprint("gate", __name__)
+MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
+MAX_SOLD = 1_000_000
+VISITOR = "X-Waiting-Room-Visitor"  # on a 204: the pass's sub, for the proxy to hand on
+JWKS_MAX_AGE = 300  # seconds a proxy or a site may cache the published keys
+
+
+@bp.get("/gate/<room>")
+def check(room: str) -> ResponseReturnValue:
+    """204 for a valid pass of a live seat (a fresh one: no Redis call; past half its
+    life: the seat renewed and a fresh pass in Set-Cookie), naming the visitor (the
+    pass's sub) in X-Waiting-Room-Visitor; else 401 naming the waiting page in
+    X-Waiting-Room-Location, or with ``?redirect=1`` a 302 there."""
+    if not valid_room_name(room):
+        raise RoomNotFound(f"no room named {room[:80]!r}")
+    now = services().clock()
+    try:
+        held = passes().verify(room, presented(), now)
+    except InvalidPass:
+        return refused(room)
+    if held.fresh(now):
+        return "", 204, {VISITOR: held.subject}
+    try:
+        ticket = visits().renew(room, held.token)
+    except RoomError:  # the seat ended (why: the waiting page says), or the room went
+        return refused(room)
+    if not ticket.seated:
+        return refused(room)
+    response = make_response("", 204)
+    response.headers[VISITOR] = held.subject
+    give_pass(response, room, held.token)
+    return response
+
+
+@bp.get("/.well-known/jwks.json")
+def jwks() -> ResponseReturnValue:
+    """The public keys passes are signed with (RFC 7517): the current one, and the
+    previous one while ``WEBAPP_PASS_KEY_PREVIOUS`` is set."""
+    response = jsonify(passes().keys.jwks())
+    response.headers["Cache-Control"] = f"public, max-age={JWKS_MAX_AGE}"
+    return response
+
+
+@bp.post("/api/rooms/<room>/release")
+def release(room: str) -> ResponseReturnValue:
+    """The site's server lets a visitor go (after checkout, on logout), with the pass as
+    a bearer token: the seat ends (``released``) and the next in line is let in at once;
+    ``{"sold": n}`` is recorded."""
+    sold = sold_in(request.get_json(silent=True) if request.get_data() else {})
+    try:
+        held = passes().verify(room, bearer(), services().clock())
+    except InvalidPass as error:
+        body = jsonify(error=f"no valid pass for this room: {error}")
+        return body, 401, {"WWW-Authenticate": 'Bearer realm="release"'}
+    ticket, recorded = visits().release(room, held.token, sold)
+    return jsonify(released=ticket.why == "released", why=ticket.why or None, sold=recorded)
+
+
+def sold_in(body: Any) -> int:
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object")
+    sold = body.get("sold", 0)
+    if isinstance(sold, float) and sold.is_integer():
+        sold = int(sold)  # 2.0 is the number 2 in JSON (and in JSON Schema)
+    if isinstance(sold, bool) or not isinstance(sold, int) or not 0 <= sold <= MAX_SOLD:
+        raise InvalidInput(f"sold must be an integer from 0 to {MAX_SOLD}")
+    return sold
+
+
+def bearer(header: str | None = None) -> str | None:
+    """The token of an ``Authorization: Bearer`` header (this request's by default)."""
+    raw = request.headers.get("Authorization", "") if header is None else header
+    scheme, _, value = raw.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def presented() -> str | None:
+    """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
+    room = (request.view_args or {}).get("room", "")
+    return request.cookies.get(cookie_name(room)) or bearer()
+
+
+class FreshGate:
+    """WSGI middleware, outermost: the gate's commonest answer, a fresh pass's 204,
+    without Flask (its request context, hooks and middleware cost about as much as the
+    check itself: docs/performance.md). Anything else (no pass, a bad one, one due for
+    renewal) goes on to ``check``, which answers it. Timed under ``gate.check`` like the
+    route, so /metrics counts every check."""
+
+    def __init__(self, app: WSGIApplication, built: Services) -> None:
+        self.app = app
+        self.passes = built.passes
+        self.clock = built.clock
+        self.metrics = built.metrics
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/gate/") and environ.get("REQUEST_METHOD") == "GET":
+            started = time.perf_counter()
+            room = path[len("/gate/") :]
+            if valid_room_name(room):
+                cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
+                raw = cookies.get(cookie_name(room)) or bearer(
+                    environ.get("HTTP_AUTHORIZATION", "")
+                )
+                now = self.clock()
+                try:
+                    held = self.passes.verify(room, raw, now)
+                except InvalidPass:
+                    held = None
+                if held is not None and held.fresh(now):
+                    start_response("204 NO CONTENT", [(VISITOR, held.subject)])
+                    self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
+                    return []
+        return self.app(environ, start_response)
+
+
+def init_app(app: Flask, built: Services) -> None:
+    """The gate's fast path around the whole app (after every other middleware)."""
+    app.wsgi_app = FreshGate(app.wsgi_app, built)  # type: ignore[method-assign]
+
+
+def original_path() -> str:
+    """The path (and query) of the request the proxy asks about: nginx's
+    X-Original-URI, or X-Forwarded-Uri (Caddy, Traefik); '' if none or not a path."""
+    raw = request.headers.get("X-Original-URI") or request.headers.get("X-Forwarded-Uri") or ""
+    return raw if is_local_path(raw) and len(raw) <= MAX_NEXT else ""
+
+
+def is_local_path(raw: str) -> bool:
+    """A path of this origin: starts with one slash, no scheme or host, no backslash
+    or control character (which browsers may read as another host)."""
+    if not raw.startswith("/") or raw.startswith("//") or "\\" in raw:
+        return False
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in raw):
+        return False
+    parts = urlsplit(raw)
+    return not parts.scheme and not parts.netloc
+
+
+def waiting_page(room: str) -> str:
+    """``<public url>/rooms/<room>?next=<original path>``."""
+    base = str(current_app.config["PUBLIC_URL"]).rstrip("/")
+    wanted = original_path()
+    url = f"{base}/rooms/{room}"
+    return f"{url}?next={quote(wanted, safe='/')}" if wanted else url
+
+
+def refused(room: str) -> ResponseReturnValue:
+    location = waiting_page(room)
+    if request.args.get("redirect") == "1":
+        response = redirect(location, 302)
+    else:
+        response = make_response("", 401)
+        response.headers["X-Waiting-Room-Location"] = location
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def give_pass(response: Response, room: str, token: str) -> str:
+    """A fresh pass for ``token``'s seat, in the room's pass cookie; returns it."""
+    settings = lobby().settings(room)
+    fresh = passes().issue(room, token, settings.pass_renew_seconds, services().clock())
+    config = current_app.config
+    response.set_cookie(
+        cookie_name(room),
+        fresh,
+        path="/",
+        domain=config.get("PASS_COOKIE_DOMAIN") or None,
+        secure=bool(config["SESSION_COOKIE_SECURE"]),
+        httponly=True,
+        samesite="Lax",
+    )
+    return fresh
+
+
+def keep_next(room: str) -> None:
+    """The page of the site the gate sent this visitor from (``?next=``), kept in the
+    session until they are let in (checked again when used: ``site_target``)."""
+    wanted = request.args.get("next")
+    if wanted is not None and len(wanted) <= MAX_NEXT:
+        session["site_next"] = {**session.get("site_next", {}), room: wanted}
+
+
+def kept_next(room: str) -> str | None:
+    kept = session.get("site_next", {})
+    return kept.get(room) if isinstance(kept, dict) else None
+
+
+def site_pass(room: str, ticket: Ticket) -> dict[str, str]:
+    """A seated ticket of a site room, in the JSON API: its pass and the site."""
+    settings = lobby().settings(room)
+    if not settings.site_url:
+        return {}
+    now = services().clock()
+    fresh = passes().issue(room, ticket.token, settings.pass_renew_seconds, now)
+    return {"pass": fresh, "site_url": settings.site_url}
+
+
+def site_target(site_url: str, wanted: str | None) -> str:
+    """Where an admitted visitor goes: ``wanted`` if it is a path on the site's origin,
+    else the site's address itself (never another host: no open redirect)."""
+    site = urlsplit(site_url)
+    if not wanted or len(wanted) > MAX_NEXT:
+        return site_url
+    if is_local_path(wanted):
+        return f"{site.scheme}://{site.netloc}{wanted}"
+    asked = urlsplit(wanted)
+    same = (asked.scheme, asked.netloc.lower()) == (site.scheme, site.netloc.lower())
+    if same and not any(ord(ch) < 0x21 or ch == "\\" for ch in wanted):
+        return wanted
+    return site_url
