@@ -44,7 +44,7 @@ messages: $(DEV)
 	$(VENV)/bin/pybabel update -i translations/messages.pot -d translations -w 100 \
 		--ignore-obsolete --no-fuzzy-matching
 
-# Every goal of issue 14 with its figure and pass or miss (docs/performance.md)
+# Every goal of issues 14 and 26 with its figure and pass or miss (docs/performance.md)
 bench: $(DEV)
 	$(PY) bench/redis_cost.py --million
 	$(PY) bench/api_throughput.py
@@ -53,6 +53,9 @@ bench: $(DEV)
 	$(PY) bench/chat_latency.py --members 200 --rate 20 --bare
 	$(PY) bench/room_ceiling.py
 	$(PY) bench/scaling_sim.py
+	$(PY) bench/windows_sim.py
+	$(PY) bench/capacity.py
+	$(PY) bench/capacity.py --bare
 	$(PY) bench/estimate_accuracy.py
 
 clean:

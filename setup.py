@@ -12,7 +12,7 @@ from setuptools.command.build_py import build_py
 SOURCE = Path(__file__).resolve().parent / "translations"
 
 
-class build_py_with_catalogues(build_py):  # noqa: N801 (setuptools' command naming)
+class build_py_with_catalogues(build_py):
     def run(self) -> None:
         super().run()
         # An editable install reads translations/ in place: compile there instead

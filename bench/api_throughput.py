@@ -134,6 +134,9 @@ OPERATIONS = [
 BY_LABEL = {op.label: op for op in OPERATIONS}
 GOAL_RATIO = 0.85  # issue 14: joins and check-ins at least 0.85 of the bare endpoint
 GOAL_PACED = 1.2  # paced check-in p50 and p99 within 1.2 times the bare endpoint's
+GOAL26_CHECKIN = 1.3  # issue 26: check-ins at 1.3 times the bare endpoint's throughput
+GOAL26_JOIN = 0.9  # ... joins at 0.9 of it
+GOAL26_PACED = 1.0  # ... paced check-in p50 and p99 at most the bare endpoint's
 GOAL_REDIS_US = 100.0  # at most about 100 us of Redis CPU per join or check-in
 
 
@@ -670,6 +673,9 @@ def goals(results: dict[str, list[Sample]], paced: tuple[float, dict[str, list[S
     print("goals (issue 14)")
     for goal, figure, passed in rows:
         print(f"  {'pass' if passed else 'MISS'}  {goal:<58} {figure}")
+    print("goals (issue 26: the lean check-in path)")
+    for goal, figure, passed in lean_goals(ratio, samples):
+        print(f"  {'pass' if passed else 'MISS'}  {goal:<58} {figure}")
     for label, runs in samples.items():
         p50 = median(s.p50 for s in runs) * 1e3
         p99 = median(s.p99 for s in runs) * 1e3
@@ -677,6 +683,25 @@ def goals(results: dict[str, list[Sample]], paced: tuple[float, dict[str, list[S
             f"  paced {label}: served {median(s.rps for s in runs):.0f}/s, p50 {p50:.2f} ms, "
             f"p99 {p99:.2f} ms, errors {sum(s.errors for s in runs)}"
         )
+
+
+def lean_goals(
+    ratio: Callable[[str], float], samples: dict[str, list[Sample]]
+) -> list[tuple[str, str, bool]]:
+    """Issue 26's goals: check-ins at 1.3 times the bare endpoint's throughput, paced
+    p50 and p99 at most the bare endpoint's, joins at 0.9 of it."""
+    rows = []
+    for label, goal in (("check-in, waiting", GOAL26_CHECKIN), ("join, to the line", GOAL26_JOIN)):
+        r = ratio(label)
+        rows.append((f"{label}: >= {goal} of {BY_LABEL[label].versus}", f"{r:.2f}", r >= goal))
+    bare, ours = samples[BARE_CHECKIN], samples["check-in, waiting"]
+    for name in ("p50", "p99"):
+        mine = median(getattr(s, name) for s in ours)
+        theirs = median(getattr(s, name) for s in bare)
+        r = mine / theirs if theirs else float("inf")
+        rows.append((f"check-in paced: {name} <= {GOAL26_PACED}x bare", f"{r:.2f}",
+                     r <= GOAL26_PACED))  # fmt: skip
+    return rows
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -1,9 +1,12 @@
 """The engine against a plain-Python model of the rules (hypothesis stateful testing).
 
 Each step (join, check-in, leave, connection open/beat/close, open/pause/close, a larger
-capacity, time passing)
-runs on both; after every step they must agree on every ticket's state, the line's
-order and the seats, and the invariants must hold.
+capacity, time passing, a new pace hint for the check-in windows, visitors who keep
+checking in and visitors who stop) runs on both; after every step they must agree on
+every ticket's state, the line's order, the check-in deadlines and the seats, and the
+invariants must hold. Among them, those of the check-in windows (issue 26): no ghost
+(nobody who last checked in more than dropout_seconds ago) is ever offered a seat, and
+nobody who checks in within the window granted is ever dropped.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from webapp.domain import windows
 from webapp.domain.rooms import (
     NotSeated,
     RoomClosed,
@@ -45,6 +49,9 @@ class ModelTicket:
     why: str = ""
     sock: bool = False
     ended_at: float = 0.0
+    w: int = 0  # the check-in window last granted (0: none yet)
+    last: float = 0.0  # when the visitor last joined or checked in
+    kept: bool = True  # every deadline so far was met (checked in or claimed in time)
 
 
 @dataclass
@@ -55,12 +62,15 @@ class Model:
     dropout: float
     grace: float
     session: float
+    max_checkin: int = 300
     status: str = "open"
     line: list[str] = field(default_factory=list)  # in order
     checkin: dict[str, float] = field(default_factory=dict)  # waiting -> deadline
     seats: dict[str, float] = field(default_factory=dict)  # seated -> deadline
     tickets: dict[str, ModelTicket] = field(default_factory=dict)
     identities: dict[str, str] = field(default_factory=dict)
+    hint: windows.Hint | None = None  # the pace hint the windows are granted from
+    hint_until: float = 0.0
 
     def end(self, token: str, why: str, now: float) -> None:
         t = self.tickets[token]
@@ -70,6 +80,9 @@ class Model:
         self.seats.pop(token, None)
         if t.identity and self.identities.get(t.identity) == token:
             del self.identities[t.identity]
+        if why in ("dropped", "unclaimed"):
+            # nobody who checks in (or claims the seat offered) in time is dropped
+            assert not t.kept, (token, why, t)
         t.st, t.why, t.ended_at = "ended", why, now
 
     def lapse_reason(self, t: ModelTicket) -> str:
@@ -83,19 +96,43 @@ class Model:
         for token in [t for t, due in self.seats.items() if due < now]:
             self.end(token, self.lapse_reason(self.tickets[token]), now)
         if self.status != "paused":
-            while self.line and len(self.seats) < self.capacity:
-                head = self.line.pop(0)
+            while len(self.seats) < self.capacity:
+                head = self.offerable()
+                if head is None:
+                    break
+                t = self.tickets[head]
+                # no ghost is ever offered a seat
+                assert now - t.last <= self.dropout, (head, t, now)
+                self.line.remove(head)
                 self.checkin.pop(head)
                 self.seats[head] = now + self.dropout
-                self.tickets[head].st = "offered"
+                t.st = "offered"
         for token in [t for t, x in self.tickets.items() if x.st == "ended"]:
             if self.tickets[token].ended_at < now - RETAIN:
                 del self.tickets[token]
 
+    def offerable(self) -> str | None:
+        """The first in line whose last window was the head's, of the first PASS_MAX +
+        1 (the others are passed over: still on a long window, not overdue)."""
+        for token in self.line[: windows.PASS_MAX + 1]:
+            if self.tickets[token].w <= self.dropout:
+                return token
+        return None
+
+    def window(self, ahead: int, now: float) -> int:
+        hint = self.hint if now <= self.hint_until else None
+        return windows.window(hint, ahead, int(self.dropout), self.max_checkin)
+
+    def grant(self, token: str, ahead: int, now: float) -> None:
+        t = self.tickets[token]
+        t.w = self.window(ahead, now)
+        t.last = now
+        self.checkin[token] = now + t.w
+
     def renew(self, token: str, now: float) -> None:
         t = self.tickets[token]
         if t.st == "waiting":
-            self.checkin[token] = now + self.dropout
+            self.grant(token, self.line.index(token), now)
         else:
             self.seats[token] = max(self.seats[token], now + self.session)
             t.st = "admitted"
@@ -115,7 +152,7 @@ class Model:
             self.seats[token] = now + self.session
         else:
             self.line.append(token)
-            self.checkin[token] = now + self.dropout
+            self.grant(token, len(self.line) - 1, now)
         if identity:
             self.identities[identity] = token
         return token
@@ -158,6 +195,14 @@ class Model:
     def position(self, token: str) -> int:
         return self.line.index(token) + 1 if token in self.line else 0
 
+    def passes(self, now: float) -> None:
+        """Time passes to ``now``: a ticket whose deadline went by unmet broke its
+        promise (only such a one may be dropped)."""
+        for token, due in [*self.checkin.items(), *self.seats.items()]:
+            t = self.tickets[token]
+            if due < now and t.st in ("waiting", "offered"):
+                t.kept = False
+
 
 REFUSALS = {TicketGone: "gone", TicketNotFound: "unknown", NotSeated: "not_seated"}
 
@@ -176,7 +221,7 @@ def outcome(call) -> str:
 
 @pytest.mark.slow
 @settings(
-    max_examples=60,
+    max_examples=150,
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -190,8 +235,9 @@ class RoomMachine(RuleBasedStateMachine):
         dropout=st.sampled_from([5, 10, 30]),
         grace=st.sampled_from([1, 5, 15]),
         session=st.sampled_from([10, 60]),
+        max_checkin=st.sampled_from([5, 60, 300]),
     )
-    def setup(self, capacity, dropout, grace, session):
+    def setup(self, capacity, dropout, grace, session, max_checkin):
         self.client = redis.Redis.from_url(self.redis_url, decode_responses=True)
         self.client.flushall()
         self.now = 1_700_000_000.0
@@ -199,9 +245,10 @@ class RoomMachine(RuleBasedStateMachine):
         self.engine.configure(
             ROOM,
             {"capacity": capacity, "dropout_seconds": dropout, "grace_seconds": grace,
-             "session_seconds": session},
+             "session_seconds": session, "max_checkin_seconds": max_checkin},
         )  # fmt: skip
-        self.model = Model(capacity, dropout, grace, session)
+        self.model = Model(capacity, dropout, grace, session, max_checkin)
+        self.ghosts: set[str] = set()
 
     def teardown(self):
         self.client.close()
@@ -223,6 +270,36 @@ class RoomMachine(RuleBasedStateMachine):
     def check_in(self, token):
         expected = self.model.check_in(token, self.now)
         assert outcome(lambda: self.engine.check_in(ROOM, token)) == expected
+
+    @precondition(lambda self: hasattr(self, "model"))
+    @rule(
+        a=st.sampled_from([0.0, 2.5, 20.0, 75.0]),
+        b=st.sampled_from([0.0, 9.0]),
+        c=st.sampled_from([-12.0, 0.0, 40.0]),
+        lasts=st.sampled_from([0.0, 30.0, 600.0]),
+    )
+    def pace(self, a, b, c, lasts):
+        """The sweep's hint of the room's pace: windows grow from the head (up to
+        max_checkin_seconds) while it holds."""
+        hint = windows.Hint(a, b, c)
+        if self.engine.set_pace(ROOM, hint.text(self.now + lasts)):
+            self.model.hint, self.model.hint_until = hint, self.now + lasts
+
+    @rule(token=tokens)
+    def stops(self, token):
+        """The visitor stops checking in (a closed tab): a ghost from now on."""
+        self.ghosts.add(token)
+
+    @rule()
+    def everyone_checks_in(self):
+        """Every waiting or offered visitor who has not stopped checks in, at once."""
+        batch = [
+            token
+            for token, t in self.model.tickets.items()
+            if t.st in ("waiting", "offered") and token not in self.ghosts
+        ]
+        if batch:
+            self.check_in_together(batch)
 
     @rule(
         target=tokens,
@@ -253,14 +330,15 @@ class RoomMachine(RuleBasedStateMachine):
     def check_in_together(self, batch):
         """Check-ins coalesced into one script call: the same as one after another at
         the same moment, each with its own answer (a token may come twice)."""
-        expected = [self.model.check_in(token, self.now) for token in batch]
         answers = self.engine.check_in_many(ROOM, batch)
-        assert [REFUSALS.get(type(a), "ok") for a in answers] == expected
         for token, answer in zip(batch, answers, strict=True):
-            if isinstance(answer, Ticket):
+            assert REFUSALS.get(type(answer), "ok") == self.model.check_in(token, self.now)
+            if isinstance(answer, Ticket):  # as the model stands right after this one
                 assert answer.token == token
                 assert answer.state == self.model.tickets[token].st
                 assert answer.position == self.model.position(token)
+                if answer.state == "waiting":  # the window granted, as the model grants it
+                    assert answer.window == self.model.tickets[token].w
 
     @rule(token=tokens)
     def leave(self, token):
@@ -274,9 +352,10 @@ class RoomMachine(RuleBasedStateMachine):
         expected = self.model.presence(token, op, hold, self.now)
         assert outcome(lambda: self.engine.presence(ROOM, token, op, hold)) == expected
 
-    @rule(seconds=st.sampled_from([0.5, 1, 2, 4, 6, 11, 16, 31, 61, 3601]))
+    @rule(seconds=st.sampled_from([0.5, 1, 2, 4, 6, 11, 16, 31, 61, 151, 301, 3601]))
     def time_passes(self, seconds):
         self.now += seconds
+        self.model.passes(self.now)
 
     @rule()
     def sweep(self):
@@ -307,6 +386,7 @@ class RoomMachine(RuleBasedStateMachine):
             return
         keys = self.engine.keys.room(ROOM)
         assert self.client.zrange(keys.line, 0, -1) == self.model.line
+        assert dict(self.client.zrange(keys.checkin, 0, -1, withscores=True)) == self.model.checkin
         assert set(self.client.zrange(keys.seats, 0, -1)) == set(self.model.seats)
         assert len(self.model.seats) <= self.model.capacity
         states = {t: s for t, s in self.client.hgetall(keys.tickets).items()}

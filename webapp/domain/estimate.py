@@ -129,14 +129,17 @@ def retry_after(room: Rates | None, excess: int) -> int:
     return round(min(max(needed / room.service, 5.0), 600.0))
 
 
-def poll_after(dropout_seconds: float, position: int, estimate: Estimate | None) -> float:
+def poll_after(
+    dropout_seconds: float, position: int, estimate: Estimate | None, window: float = 0.0
+) -> float:
     """Seconds within which a waiting visitor must check in again.
 
     Half the time to the likely-earliest admission (mean minus one sd), so far back
     polls are rare and near the head an offered seat is claimed quickly; never more
-    than half of ``dropout_seconds``, so one lost poll never costs the place.
+    than half the check-in window the script just granted (``window``: 0 = none
+    granted, then ``dropout_seconds``), so one lost poll never costs the place.
     """
-    ceiling = dropout_seconds / 2
+    ceiling = (window if window > 0 else dropout_seconds) / 2
     wanted = POLL_FLOOR + position / 2 if estimate is None else estimate.range[0] / 2
     return round(min(ceiling, max(POLL_FLOOR, wanted)), 1)
 

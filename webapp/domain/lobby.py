@@ -256,7 +256,7 @@ class Lobby:
         rates = self.rates(room, ticket.now, ticket.capacity)
         if ticket.room_status != "paused" and rates is not None:
             raw = estimate.wait_for(rates, ticket.ahead, ticket.active)
-        poll = estimate.poll_after(dropout, ticket.position, raw)
+        poll = estimate.poll_after(dropout, ticket.position, raw, ticket.window)
         if raw is None or rates is None:
             return Standing(ticket, None, poll)
         before = estimate.Shown.loads(shown)

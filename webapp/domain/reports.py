@@ -138,6 +138,15 @@ class Reports:
                 stats.update(zip(_figure_names(field), map(float, figures), strict=True))
         return stats
 
+    def overdue(self, room: str, now: float) -> int:
+        """How many in line are past their check-in window but not yet dropped (the next
+        script or sweep drops them): deadlines are on the lease clock, ``now`` less the
+        outages the room's clock skipped."""
+        keys = self.keys.room(room)
+        skipped = self.client.hget(keys.clock, "skipped")
+        lease = now - float(skipped or 0.0)
+        return int(self.client.zcount(keys.checkin, "-inf", f"({lease!r}"))
+
     # -- one ticket ------------------------------------------------------------------
 
     def ticket_state(self, room: str, token: str) -> str | None:

@@ -358,6 +358,13 @@ class WaitingRooms:
             total += handled
         return total
 
+    def set_pace(self, room: str, hint: str) -> bool:
+        """Keeps the hint the room's check-in windows are granted from ("a b c until",
+        ``webapp.domain.windows``; '' = none); False if the room has no clock."""
+        if not valid_room_name(room):
+            return False
+        return bool(self.scripts["room_pace"](keys=[self.keys.room(room).clock], args=[hint]))
+
     def room_keys(self, room: str) -> RoomKeys:
         return self.keys.room(room)
 

@@ -152,6 +152,11 @@ SETTINGS: tuple[Setting, ...] = (
             "in for this long drops out (the waiting page checks in for them).",
             30, 5, 3600, unit="seconds", group="presence", kinds=LIVE,
             units=("seconds", "minutes")),
+    Setting("max_checkin_seconds", "Longest check-in window", "Far back in a long line "
+            "a visitor may go this long between check-ins (the further from the head, the "
+            "longer, up to this); near the head the check-in window applies.",
+            300, 5, 3600, unit="seconds", group="presence", kinds=LIVE,
+            units=("seconds", "minutes")),
     Setting("grace_seconds", "Grace period", "How long someone in the room keeps the "
             "seat after the page closes or the connection drops.",
             15, 1, 3600, unit="seconds", group="presence", kinds=LIVE,
@@ -307,6 +312,7 @@ class RoomSettings:
     description: str = DEFAULTS["description"]
     capacity: int = DEFAULTS["capacity"]
     dropout_seconds: int = DEFAULTS["dropout_seconds"]
+    max_checkin_seconds: int = DEFAULTS["max_checkin_seconds"]
     grace_seconds: int = DEFAULTS["grace_seconds"]
     session_seconds: int = DEFAULTS["session_seconds"]
     typical_stay_seconds: int | None = DEFAULTS["typical_stay_seconds"]

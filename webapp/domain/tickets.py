@@ -34,6 +34,7 @@ class Ticket(NamedTuple):
     version: int  # the room's settings version when the script ran
     notice: str  # the room's notice from its admins ('' = none)
     support_code: str  # names the ticket to an admin (6 characters)
+    window: float = 0.0  # seconds: the check-in window a waiting ticket was just granted
 
     @property
     def seated(self) -> bool:
@@ -72,8 +73,9 @@ Joiner = tuple[str, str, str, str, str, str, str, str]
 
 def ticket_reply(reply: list[Any], room: str, unknown: str = "unknown") -> Ticket:
     """The Ticket of a room script's reply ``{code, token, state, position, waiting,
-    active, capacity, status, now, why, name, version, notice, support code}``, or the
-    refusal its code means (``unknown``: the code a waitlist's missing entry means)."""
+    active, capacity, status, now, why, name, version, notice, support code, window}``,
+    or the refusal its code means (``unknown``: the code a waitlist's missing entry
+    means)."""
     code = text(reply[0])
     ticket = Ticket(
         token=text(reply[1]),
@@ -89,6 +91,7 @@ def ticket_reply(reply: list[Any], room: str, unknown: str = "unknown") -> Ticke
         version=int(reply[11]),
         notice=text(reply[12]),
         support_code=text(reply[13]),
+        window=float(reply[14]) if len(reply) > 14 else 0.0,
     )
     check(unknown if code == "unknown" else code, Reply(room, ticket.why, ticket.waiting))
     return ticket

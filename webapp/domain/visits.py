@@ -14,9 +14,11 @@ step follows the room script rather than being part of it. No Flask here.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from webapp.domain import windows
 from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renamed_frame
 from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
@@ -29,6 +31,7 @@ from webapp.domain.waitlist import Waitlists
 
 log = logging.getLogger(__name__)
 MAX_NOTICE = 280  # characters
+PACED_ROOMS = 10_000  # rooms whose last hint a process remembers (then it starts afresh)
 
 
 class Opened(NamedTuple):
@@ -54,6 +57,7 @@ class Visits:
         self.announcer = announcer
         self.lobby = lobby
         self.waitlists = waitlists
+        self._paced: dict[str, float] = {}  # room -> when this process last hinted its pace
         self.drops = Drops(rooms)
 
     # -- the room itself --------------------------------------------------------
@@ -233,12 +237,32 @@ class Visits:
         line, the chat's seatless members, a waitlist's scheduled admissions and its
         draw; tells the room if anything changed."""
         handled = self.rooms.sweep(room)
+        self.pace(room)
         handled += self.tidy_chat(room)
         handled += self.waitlists.sweep(room)
         handled += self.drop_turn(room)
         if handled:
             self.announcer.changed(room)
         return handled
+
+    def pace(self, room: str) -> None:
+        """Works out again, every ``HINT_EVERY`` seconds per room and process, the hint
+        the room's check-in windows are granted from (``webapp.domain.windows``): from
+        the measured pace, valid for ``HINT_VALID`` seconds, so windows fall back to
+        ``dropout_seconds`` when no sweep keeps it."""
+        now = self.lobby.now()
+        if now - self._paced.get(room, -math.inf) < windows.HINT_EVERY:
+            return
+        self._paced[room] = now
+        if len(self._paced) > PACED_ROOMS:
+            self._paced.clear()
+        try:
+            if self.lobby.settings(room).kind != "live":
+                return
+        except RoomNotFound:
+            return
+        hint = windows.hint(self.lobby.rates(room, now))
+        self.rooms.set_pace(room, "" if hint is None else hint.text(now + windows.HINT_VALID))
 
     # -- scheduled drops (webapp/domain/drops.py) --------------------------------
 

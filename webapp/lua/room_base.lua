@@ -9,19 +9,22 @@
 -- KEYS (every room script takes the same sixteen, all with the room's hash tag):
 --   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
 --                        max_wait_seconds, max_line_length, status, admission_mode,
---                        version, notice, notice_at, born (when the room was made)
+--                        version, notice, notice_at, born (when the room was made),
+--                        max_checkin_seconds
 --   2 seq         string the line's sequence: one number per joiner, never reused
 --   3 line        zset   waiting ticket -> sequence number (the order of the line)
 --   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
 --   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
 --   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c,
---                        em, lg: the email told when a seat is offered, its language}
+--                        em, lg: the email told when a seat is offered, its language;
+--                        w: the check-in window last granted (room_windows.lua)}
 --   7 identities  hash   identity -> its live ticket (one person, one place)
 --   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   9 stats       hash   time-decayed statistics: "<event>" = "n s q t" (record()), and
 --                        counters: "count:<what>", "waits:*", "line:admitted", "free:from"
 --  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds);
---                        renewed (when every key's TTL was last renewed, see touch())
+--                        renewed (when every key's TTL was last renewed, see touch());
+--                        pace (the check-in windows' hint, room_windows.lua)
 --  11 audit       stream admin actions and admissions: kind, who, code, name, detail
 --  12 codes       hash   support code -> ticket
 --  13 history     hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
@@ -76,12 +79,12 @@ end
 
 -- The settings the room scripts read (a room's hash also holds its title, description
 -- and other words for people, which no script needs, and a waitlist's own settings,
--- which waitlist_lib.lua reads): one HMGET of eleven fields, cheaper than HGETALL (or
+-- which waitlist_lib.lua reads): one HMGET of twelve fields, cheaper than HGETALL (or
 -- more fields) on every check-in.
 local function load_settings()
     local v = redis.call('HMGET', K_SETTINGS, 'capacity', 'dropout_seconds', 'grace_seconds',
         'session_seconds', 'max_line_length', 'status', 'admission_mode', 'version', 'notice',
-        'kind', 'admit_per_minute')
+        'kind', 'admit_per_minute', 'max_checkin_seconds')
     if not v[1] then  -- every room has a capacity: no room
         return nil
     end
@@ -97,6 +100,7 @@ local function load_settings()
         notice = v[9] or '',
         waitlist = v[10] == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
         per_minute = tonumber(v[11]),  -- most admissions in a clock minute (nil: no limit)
+        max_checkin = tonumber(v[12]) or 300,  -- the longest check-in window far back
     }
 end
 

@@ -35,6 +35,7 @@ local FIRST, EACH = 4, 8
 local DROP = nil  -- the room's schedule (drop_lib.lua), read once per call
 
 local function join_one(s, lease, token, identity, name, max_ahead, version, email, lang, code)
+    woken(now, lease, s)  -- (room_lib.lua)
     if version ~= '' and tonumber(version) ~= s.version then
         return reply('stale', '', nil, s, now)
     end
@@ -96,8 +97,10 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         end
         t.k = waiting  -- people ahead, and line admissions so far: the "ahead" statistic
         t.c = tonumber(redis.call('HGET', K_STATS, 'line:admitted')) or 0
+        t.w = grant(token, s, waiting)  -- its check-in window (room_windows.lua)
+        WOKE = WOKE or t.w <= s.dropout  -- it may take a free seat the line passed over
         redis.call('ZADD', K_LINE, t.seq, token)
-        redis.call('ZADD', K_CHECKIN, lease + s.dropout, token)
+        redis.call('ZADD', K_CHECKIN, lease + t.w, token)
         if waiting == 0 then
             created(K_LINE)
             created(K_CHECKIN)

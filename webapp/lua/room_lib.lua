@@ -1,5 +1,6 @@
 --!include room_base.lua
 --!include room_stats.lua
+--!include room_windows.lua
 -- room_lib.lua: the rules every room script shares (the room's keys and ARGV are in
 -- room_base.lua). The loader puts this file, with what it includes, in front of each
 -- script that starts with "--!include room_lib.lua"; it is never run alone.
@@ -16,7 +17,8 @@
 --
 -- Every room script replies with reply(): {code, token, state, position, waiting,
 -- active, capacity, room status, now, why, name, settings version, notice, support
--- code}.
+-- code, window (seconds: the check-in window this script granted a waiting ticket; 0
+-- if it granted none)}.
 
 local RENEWED = nil  -- the clock's "renewed", read by lease_clock()
 -- What settle() left behind at its lease: line (seats) true when no overdue waiter
@@ -29,9 +31,10 @@ local DRAINED = nil
 -- the room was out of reach; all of it but one interval is skipped.
 local function lease_clock(now, every_arg)
     local every = tonumber(every_arg) or 0
-    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped', 'renewed')
+    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped', 'renewed', 'pace')
     local seen, skipped = tonumber(c[1]), tonumber(c[2]) or 0
     RENEWED = tonumber(c[3])
+    read_pace(c[4], now)
     if not seen then
         created(K_CLOCK)
     end
@@ -154,21 +157,31 @@ local function offer(token, t, now, deadline)
 end
 
 -- Offers a seat to the head of the line, or drops the head instead if its check-in is
--- overdue (not yet swept), so a dead visitor never takes a seat. Returns the head's
--- token (nil when nobody waits) and whether it was offered the seat.
+-- overdue (not yet swept), so a dead visitor never takes a seat. A head still on a long
+-- check-in window is passed over (room_windows.lua): the first of the next PASS_MAX
+-- that may be offered one is. Returns the token dropped or offered (nil when nobody
+-- waits, or every one looked at was passed over) and whether it was offered the seat.
 local function offer_head(now, lease, s)
-    local head = redis.call('ZRANGE', K_LINE, 0, 0)[1]
-    if not head then
-        return nil, false
+    local line = redis.call('ZRANGE', K_LINE, 0, 0)
+    local at = 1
+    while line[at] do
+        local head = line[at]
+        local t = get_ticket(head)
+        local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
+        if not t or not due or due < lease then
+            end_ticket(head, t, 'dropped', now)
+            return head, false
+        end
+        if may_offer(t, s) then
+            offer(head, t, now, lease + s.dropout)
+            return head, true
+        end
+        if #line == 1 then  -- the head is passed over: look at the next PASS_MAX at once
+            line = redis.call('ZRANGE', K_LINE, 0, PASS_MAX)
+        end
+        at = at + 1
     end
-    local t = get_ticket(head)
-    local due = tonumber(redis.call('ZSCORE', K_CHECKIN, head))
-    if not t or not due or due < lease then
-        end_ticket(head, t, 'dropped', now)
-        return head, false
-    end
-    offer(head, t, now, lease + s.dropout)
-    return head, true
+    return nil, false
 end
 
 -- How many more admissions the room's admit_per_minute lets through in the clock minute
@@ -260,10 +273,17 @@ local function lapse_if_due(token, t, now, lease)
     return false
 end
 
--- A check-in: a waiter keeps the place; an offered seat is claimed; a seat is renewed.
+-- A check-in: a waiter keeps the place for the window granted from where it stands
+-- (room_windows.lua); an offered seat is claimed; a seat is renewed.
 local function check_in(token, t, lease, s)
     if t.st == 'waiting' then
-        redis.call('ZADD', K_CHECKIN, 'XX', lease + s.dropout, token)
+        local w = grant(token, s)
+        redis.call('ZADD', K_CHECKIN, 'XX', lease + w, token)
+        if t.w ~= w then  -- near the head it stays dropout_seconds: no write
+            WOKE = WOKE or (w <= s.dropout and (t.w or 0) > s.dropout)
+            t.w = w
+            put_ticket(token, t)
+        end
     elseif t.st == 'offered' or t.st == 'admitted' then
         redis.call('ZADD', K_SEATS, 'XX', 'GT', lease + s.session, token)
         if t.st == 'offered' then
@@ -329,7 +349,7 @@ local function reply(code, token, t, s, now)
     end
     return {code, token or '', state, position, redis.call('ZCARD', K_LINE),
         redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name, version,
-        notice, t and t.sc or ''}
+        notice, t and t.sc or '', state == 'waiting' and GRANTED[token] or 0}
 end
 
 -- The upkeep of a live room at `lease`: at most BATCH items of each kind (settle()).
@@ -354,11 +374,24 @@ local function live_room(now, upkeep_first)
     return s, lease, upkeep(now, lease, s)
 end
 
+-- Before the next ticket of a batch: if a check-in made a passed-over ticket one that
+-- may be offered a seat, free seats go to the line now, as the next script's upkeep
+-- would (a batch is the same as its scripts one after another).
+local function woken(now, lease, s)
+    if WOKE then
+        WOKE = false
+        promote(now, lease, BATCH, s)
+    end
+end
+
 -- A ticket of a room live_room() opened: t, or t (perhaps nil) and the reply to return
 -- now (unknown, or gone with the reason it ended). The caller calls touch(now) at its
 -- end whatever this returns (the upkeep may have made keys). A waitlist room (no
 -- lease) has no live tickets.
 local function ticket_in(s, now, lease, token)
+    if lease then
+        woken(now, lease, s)
+    end
     local t = lease and get_ticket(token)
     if not t then
         return nil, reply('unknown', token, nil, s, now)
