@@ -9,8 +9,10 @@ from webapp import create_app
 ADMIN = {"Authorization": "Bearer test-admin-token"}
 
 
-@pytest.fixture
-def app(redis_url, r, clock, tmp_path):
+def api_app(redis_url, clock, tmp_path, **extra):
+    """An app for API tests on the test's Redis and clock, with the throttles opened wide
+    (generated requests send many wrong tokens and join many times from one address; the
+    limits have their own tests); ``extra`` adds or replaces settings."""
     return create_app(
         {
             "REDIS_URL": redis_url,
@@ -21,14 +23,18 @@ def app(redis_url, r, clock, tmp_path):
             "DATA_DIR": str(tmp_path),
             "CLOCK": clock,
             "TESTING": True,
-            # generated requests send many wrong tokens; the throttle has its own tests
             "ADMIN_FAILURE_LIMIT": "100000 per minute",
-            # many joins from one address; the per-address limits have their own tests
             "JOIN_LIMIT": "100000 per minute",
             "JOIN_NETWORK_LIMIT": "100000 per minute",
             "SIGNUP_LIMIT": "100000 per minute",
+            **extra,
         }
     )
+
+
+@pytest.fixture
+def app(redis_url, r, clock, tmp_path):
+    return api_app(redis_url, clock, tmp_path)
 
 
 @pytest.fixture

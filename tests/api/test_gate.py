@@ -8,7 +8,7 @@ import pytest
 from joserfc import jwt as rfc_jwt
 from joserfc.jwk import KeySet
 
-from webapp import create_app
+from tests.api.conftest import api_app
 from webapp.config import ConfigError
 from webapp.domain.passes import Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
@@ -28,24 +28,15 @@ def app(redis_url, r, clock, tmp_path):
     return site_app(redis_url, clock, tmp_path, KEY)
 
 
-def site_app(redis_url, clock, tmp_path, key, previous=None):
-    return create_app(
-        {
-            "REDIS_URL": redis_url,
-            "ADMIN_TOKEN": "test-admin-token",
-            "SECRET_KEY": "test-secret",
-            "SWEEP_INTERVAL": 0,
-            "STATS_REFRESH": 0,
-            "DATA_DIR": str(tmp_path),
-            "CLOCK": clock,
-            "TESTING": True,
-            "PUBLIC_URL": PUBLIC,
-            "PASS_KEY": key,
-            "PASS_KEY_PREVIOUS": previous,
-            # many joins from one address; the per-address limits have their own tests
-            "JOIN_LIMIT": "100000 per minute",
-            "JOIN_NETWORK_LIMIT": "100000 per minute",
-        }
+def site_app(redis_url, clock, tmp_path, key, previous=None, **extra):
+    return api_app(
+        redis_url,
+        clock,
+        tmp_path,
+        PUBLIC_URL=PUBLIC,
+        PASS_KEY=key,
+        PASS_KEY_PREVIOUS=previous,
+        **extra,
     )
 
 
@@ -346,14 +337,8 @@ def test_a_pass_key_is_made_and_kept(redis_url, r, clock, tmp_path):
 def test_pass_cookie_is_secure_and_shared_when_configured(redis_url, r, clock, tmp_path):
     """Behind HTTPS (SESSION_COOKIE_SECURE) the pass cookie is Secure; with
     PASS_COOKIE_DOMAIN it names that domain, for sibling hosts."""
-    app = create_app(
-        {
-            "REDIS_URL": redis_url, "SECRET_KEY": "test-secret", "SWEEP_INTERVAL": 0,
-            "STATS_REFRESH": 0, "DATA_DIR": str(tmp_path), "CLOCK": clock, "TESTING": True,
-            "ADMIN_TOKEN": "test-admin-token", "PUBLIC_URL": PUBLIC, "PASS_KEY": KEY,
-            "SESSION_COOKIE_SECURE": True, "PASS_COOKIE_DOMAIN": "example.com",
-        }
-    )  # fmt: skip
+    secure = {"SESSION_COOKIE_SECURE": True, "PASS_COOKIE_DOMAIN": "example.com"}
+    app = site_app(redis_url, clock, tmp_path, KEY, **secure)
     client = app.test_client()
     client.put("/api/admin/rooms/shop", json={"capacity": 2, "site_url": SITE},
                headers={"Authorization": "Bearer test-admin-token"})  # fmt: skip
