@@ -84,6 +84,17 @@ def test_prequeue_then_the_start_and_the_draw(client: Any, clock: Any) -> None:
     assert "draw_commit" in kinds and "draw_reveal" in kinds
 
 
+def test_a_bad_request_id_is_400_and_counts_nothing(client: Any) -> None:
+    """A request id that is not text, or too long, is refused before anything counts."""
+    client.put("/api/admin/rooms/shop", json={"capacity": 1, "stock": 3}, headers=ADMIN)
+    for bad in ([1], {"a": 1}, 7, "x" * 129):
+        body = {"sold": 1, "request_id": bad}
+        reply = client.post("/api/admin/rooms/shop/stock", json=body, headers=ADMIN)
+        assert reply.status_code == 400 and "request_id" in str(reply.get_json()), bad
+    left = client.post("/api/admin/rooms/shop/stock", json={"sold": 0}, headers=ADMIN)
+    assert left.get_json()["stock_left"] == 3
+
+
 def test_stock_reports_and_the_sell_out(client: Any) -> None:
     """sold counts once per request id; left sets it; at 0 joins get 410 sold_out and
     the waiting end with sold_out; raising it reopens."""

@@ -137,15 +137,21 @@ def delete_room(room: str) -> ResponseReturnValue:
     return jsonify(deleted=room)
 
 
+def request_id_of(body: dict[str, Any]) -> str:
+    """A request's idempotency key: text of at most MAX_REQUEST_ID characters ('' none)."""
+    request_id = body.get("request_id", "")
+    if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
+        raise InvalidInput(f"request_id must be text of at most {MAX_REQUEST_ID} characters")
+    return request_id
+
+
 @bp.post("/rooms/<room>/admit")
 @admin_only
 def admit(room: str) -> ResponseReturnValue:
     """Lets the next ``count`` in line in; the same ``request_id`` again admits nobody."""
     body = json_object(required=True)
     count = whole_number(body, "count", 1, MAX_ADMIT, 1)
-    request_id = body.get("request_id", "")
-    if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
-        raise InvalidInput(f"request_id must be text of at most {MAX_REQUEST_ID} characters")
+    request_id = request_id_of(body)
     override = body.get("override_capacity", False)
     if not isinstance(override, bool):
         raise InvalidInput("override_capacity must be true or false")
@@ -234,9 +240,8 @@ def stock(room: str) -> ResponseReturnValue:
     if rooms().settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     if "sold" in body:
-        request_id = body.get("request_id", "")
         sold = whole_number(body, "sold", 0, 1_000_000, 0)
-        report = visits().record_sold(room, sold, request_id, who=WHO)
+        report = visits().record_sold(room, sold, request_id_of(body), who=WHO)
     else:
         report = visits().set_stock(room, whole_number(body, "left", 0, 1_000_000_000, 0), who=WHO)
     return jsonify(
