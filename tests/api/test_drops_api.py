@@ -85,10 +85,14 @@ def test_prequeue_then_the_start_and_the_draw(client: Any, clock: Any) -> None:
 
 
 def test_a_bad_request_id_is_400_and_counts_nothing(client: Any) -> None:
-    """A request id that is not text, or too long, is refused before anything counts."""
+    """A request id that is not text, or too long, is refused before anything counts,
+    with "sold" or with "left"."""
     client.put("/api/admin/rooms/shop", json={"capacity": 1, "stock": 3}, headers=ADMIN)
-    for bad in ([1], {"a": 1}, 7, "x" * 129):
-        body = {"sold": 1, "request_id": bad}
+    for bad, body in [
+        (bad, {field: 1, "request_id": bad})
+        for bad in ([1], {"a": 1}, 7, "x" * 129)
+        for field in ("sold", "left")  # checked whichever is given
+    ]:
         reply = client.post("/api/admin/rooms/shop/stock", json=body, headers=ADMIN)
         assert reply.status_code == 400 and "request_id" in str(reply.get_json()), bad
     left = client.post("/api/admin/rooms/shop/stock", json={"sold": 0}, headers=ADMIN)

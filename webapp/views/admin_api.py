@@ -239,9 +239,10 @@ def stock(room: str) -> ResponseReturnValue:
         raise InvalidInput('give either "sold" or "left"')
     if rooms().settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
+    request_id = request_id_of(body)  # checked whichever is given
     if "sold" in body:
         sold = whole_number(body, "sold", 0, 1_000_000, 0)
-        report = visits().record_sold(room, sold, request_id_of(body), who=WHO)
+        report = visits().record_sold(room, sold, request_id, who=WHO)
     else:
         report = visits().set_stock(room, whole_number(body, "left", 0, 1_000_000_000, 0), who=WHO)
     return jsonify(
