@@ -44,7 +44,7 @@ messages: $(DEV)
 	$(VENV)/bin/pybabel update -i translations/messages.pot -d translations -w 100 \
 		--ignore-obsolete --no-fuzzy-matching
 
-# Every goal of issues 14 and 26 with its figure and pass or miss (docs/performance.md)
+# Every goal of issues 14, 23, 25 and 26 with its figure and pass or miss (docs/performance.md)
 bench: $(DEV)
 	$(PY) bench/redis_cost.py --million
 	$(PY) bench/api_throughput.py
@@ -56,6 +56,8 @@ bench: $(DEV)
 	$(PY) bench/windows_sim.py
 	$(PY) bench/capacity.py
 	$(PY) bench/capacity.py --bare
+	$(PY) bench/gate.py
+	$(PY) bench/bots.py
 	$(PY) bench/estimate_accuracy.py
 
 clean:

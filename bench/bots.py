@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -192,6 +193,7 @@ def main() -> None:
         head = f"{'scenario':<14} {'tried':>6} {'in line':>7} {'429':>5} {'403':>5} "
         print(head + f"{'swarm CPU s':>11} {'CPU s/place':>11} {'people median':>13} {'x':>5}")
         baseline = 0.0
+        rows: dict[str, tuple[int, float, float]] = {}  # scenario: (in line, CPU/place, x)
         for k, (label, sources) in enumerate(scenarios):
             room = f"bots-{k}"
             settings = {"capacity": 1, "admission_mode": "manual", "challenge": args.challenge,
@@ -223,9 +225,29 @@ def main() -> None:
             print(f"{label:<14} {found['tried']:>6} {found['in']:>7} {found['limited']:>5} "
                   f"{found['refused']:>5} {found['cpu']:>11.1f} {per:>11.3f} "
                   f"{median:>13.1f} {ratio:>5.1f}")  # fmt: skip
+            rows[label] = (int(found["in"]), per if found["in"] else math.inf, ratio)
+        goals(rows, args.seconds)
     finally:
         stop(process, timeout=15)
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def goals(rows: dict[str, tuple[int, float, float]], seconds: float) -> None:
+    """Issue 25's goals, each with pass or MISS: from one address the swarm holds at most
+    the join limit (WEBAPP_JOIN_LIMIT's default, 20 a minute) and people's median place
+    is at most 2x; spread wide, the swarm pays at least 0.5 CPU-seconds a place and
+    people's median place is at most 2x."""
+    limit = 20 * max(1, math.ceil(seconds / 60))
+    one_in, _, one_x = rows["one address"]
+    _, wide_cpu, wide_x = rows["256 addresses"]
+    print("\ngoals")
+    for label, ok in (
+        (f"one address holds at most {limit} places: {one_in}", one_in <= limit),
+        (f"one address: people's median place {one_x:.1f}x (at most 2x)", one_x <= 2),
+        (f"spread wide: {wide_cpu:.3f} CPU-s a place (at least 0.5)", wide_cpu >= 0.5),
+        (f"spread wide: people's median place {wide_x:.1f}x (at most 2x)", wide_x <= 2),
+    ):
+        print(f"  {label:<62} {'pass' if ok else 'MISS'}")
 
 
 if __name__ == "__main__":
