@@ -73,6 +73,7 @@ def test_waiting_visitor_is_sent_when_admitted(app, make_visitor, visitor, shop,
     second = Visitor(app.test_client())
     waiting = enter(second, "/shop/cart")
     assert waiting.status_code == 200 and "waiting" in waiting.get_data(as_text=True).lower()
+    assert "takes you on to the site" in waiting.get_data(as_text=True)  # not "takes you in"
     held = app.extensions["services"].passes.verify(
         "shop", pass_of(first), app.extensions["services"].clock()
     )

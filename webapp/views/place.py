@@ -234,4 +234,5 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "email": visitor.email(room),
         "js_config": WAITING_CONFIG,
         "drop": drop_view(room, settings, ticket),
+        "site": settings.site_url,  # a site room: the turn leads to the site
     }
