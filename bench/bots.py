@@ -41,18 +41,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from servers import HOST, free_port, spawn, stop, wait_until
+from servers import HOST, answers, free_port, spawn, stop, wait_until
 
 ADMIN = "bench-admin-token-0123456789"
 SWARM_THREADS = 16
-
-
-def answers(url: str) -> bool:
-    try:
-        urllib.request.urlopen(url, timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def call(port: int, source: str, path: str, body: dict[str, Any], headers: dict[str, str],

@@ -24,18 +24,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from servers import HOST, free_port, spawn, stop, wait_until
+from servers import HOST, answers, free_port, spawn, stop, wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 ADMIN = "bench-admin-token-0123456789"
-
-
-def answers(url: str) -> bool:
-    try:
-        urllib.request.urlopen(url, timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def put_room(url: str, room: str, settings: dict[str, object]) -> None:

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
@@ -76,6 +77,15 @@ def wait_until(ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Pa
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{log.stem} did not start; the end of {log}:\n{tail(log)}")
         time.sleep(0.05)
+
+
+def answers(url: str) -> bool:
+    """Whether an HTTP server answers ``url`` with a success within a second."""
+    try:
+        urllib.request.urlopen(url, timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 def redis_answers(port: int) -> bool:

@@ -33,19 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import websocket
-from servers import HOST, free_port, spawn, stop, wait_until
+from servers import HOST, answers, free_port, spawn, stop, wait_until
 
 ADMIN = "bench-admin-token-0123456789"
 DRAINS = 8  # reader threads for the open sockets
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
-
-
-def answers(url: str) -> bool:
-    try:
-        urllib.request.urlopen(url, timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 class App:
