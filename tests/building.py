@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from flask import Config
 
 from webapp.config import Defaults
@@ -28,6 +29,12 @@ def engine(
 ) -> WaitingRooms:
     """An engine of its own, as one process has (``options``: batch, sweep_every...)."""
     return WaitingRooms(client, keys or Keys("wrtest"), Scripts(client), clock=clock, **options)
+
+
+def engine_at(url: str) -> WaitingRooms:
+    """An engine on a client of its own to the Redis at ``url``: what each process of a
+    concurrency test builds."""
+    return engine(redis.Redis.from_url(url, decode_responses=True))
 
 
 def lobby_of(rooms: WaitingRooms, **options: Any) -> Lobby:

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 
-import redis
-from building import engine
-
-from webapp.domain.rooms import WaitingRooms
+from building import engine_at
 
 ROOM = "paced"
 PROCESSES = 8
@@ -16,13 +13,9 @@ JOINS_EACH = 20
 PER_MINUTE = 13
 
 
-def _engine(url: str) -> WaitingRooms:
-    return engine(redis.Redis.from_url(url, decode_responses=True))
-
-
 def _join_many(args: tuple[str, int, multiprocessing.synchronize.Barrier]) -> list[str]:
     url, count, barrier = args
-    rooms = _engine(url)
+    rooms = engine_at(url)
     barrier.wait()
     return [rooms.join(ROOM).state for _ in range(count)]
 
@@ -30,7 +23,7 @@ def _join_many(args: tuple[str, int, multiprocessing.synchronize.Barrier]) -> li
 def test_joins_at_once_admit_exactly_the_minutes_share(redis_url, r):
     """8 processes x 20 joins in one minute, 100 seats, admit_per_minute 13: exactly
     13 admitted; the rest wait with seats free."""
-    rooms = _engine(redis_url)
+    rooms = engine_at(redis_url)
     rooms.configure(ROOM, {"capacity": 100, "admit_per_minute": PER_MINUTE,
                            "dropout_seconds": 3600})  # fmt: skip
     ctx = multiprocessing.get_context("spawn")

@@ -6,10 +6,7 @@ import json
 import multiprocessing
 
 import pytest
-import redis
-from building import engine
-
-from webapp.domain.rooms import WaitingRooms
+from building import engine_at
 
 ROOM = "rush"
 PROCESSES = 8
@@ -17,20 +14,16 @@ JOINS_EACH = 125
 CAPACITY = 25
 
 
-def _engine(url: str) -> WaitingRooms:
-    return engine(redis.Redis.from_url(url, decode_responses=True))
-
-
 def _join_many(args: tuple[str, int, multiprocessing.synchronize.Barrier]) -> list[tuple]:
     url, count, barrier = args
-    rooms = _engine(url)
+    rooms = engine_at(url)
     barrier.wait()
     return [(t.token, t.state, t.position) for t in (rooms.join(ROOM) for _ in range(count))]
 
 
 def _leave(args: tuple[str, str, multiprocessing.synchronize.Barrier]) -> None:
     url, token, barrier = args
-    rooms = _engine(url)
+    rooms = engine_at(url)
     barrier.wait()
     rooms.leave(ROOM, token)
 
@@ -39,7 +32,7 @@ def _leave(args: tuple[str, str, multiprocessing.synchronize.Barrier]) -> None:
 def test_many_processes_many_joins(redis_url, r):
     """8 processes x 125 joins at capacity 25: 25 admitted, positions 1..975 once each;
     then seats freed in a burst go strictly to the head of the line, in order."""
-    rooms = _engine(redis_url)
+    rooms = engine_at(redis_url)
     rooms.configure(ROOM, {"capacity": CAPACITY, "dropout_seconds": 3600})
     ctx = multiprocessing.get_context("spawn")
     with ctx.Manager() as manager:
