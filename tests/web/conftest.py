@@ -83,6 +83,16 @@ def panel_app(
 
 
 @pytest.fixture
+def panel(app: Flask) -> Any:
+    """The admin "ada", logged in to the module's app (a ``panel_app``): a Panel."""
+    from tests.web.test_admin_panel import Panel  # the panel's tests own the class
+
+    panel = Panel(app.test_client())
+    assert panel.login().status_code == 303
+    return panel
+
+
+@pytest.fixture
 def engine(app: Flask) -> WaitingRooms:
     rooms: WaitingRooms = app.extensions["services"].rooms
     return rooms

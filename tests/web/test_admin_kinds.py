@@ -18,7 +18,7 @@ from webapp.domain.claims import Claim, Claims
 
 NEW_YORK = ZoneInfo("America/New_York")
 # The panel's fixtures: the app on the test's clock with the account "ada", logged in.
-app, panel, rooms = base.app, base.panel, base.rooms  # visits, reports: the conftest's
+app, rooms = base.app, base.rooms  # panel, visits, reports: the conftest's
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.web import test_admin_panel as base
 from tests.web.test_admin_panel import ROOM, line_of
 
-app, panel, rooms = base.app, base.panel, base.rooms  # visits, clock: the conftest's
+app, rooms = base.app, base.rooms  # panel, visits, clock: the conftest's
 
 
 def test_the_panel_counts_those_past_their_window(panel, rooms, visits, clock):

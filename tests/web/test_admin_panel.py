@@ -46,13 +46,6 @@ class Panel(Browser):
 
 
 @pytest.fixture
-def panel(app: Flask) -> Panel:
-    panel = Panel(app.test_client())
-    assert panel.login().status_code == 303
-    return panel
-
-
-@pytest.fixture
 def rooms(app: Flask) -> WaitingRooms:
     engine: WaitingRooms = app.extensions["services"].rooms
     return engine

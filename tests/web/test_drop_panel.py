@@ -20,18 +20,6 @@ def app(panel_app: Flask) -> Flask:
     return panel_app
 
 
-@pytest.fixture
-def panel(app: Flask) -> Panel:
-    panel = Panel(app.test_client())
-    assert panel.login().status_code == 303
-    return panel
-
-
-@pytest.fixture
-def visits(app: Flask) -> Any:
-    return app.extensions["services"].visits
-
-
 def test_start_now_and_its_figures(panel: Panel, visits: Any, clock: Any) -> None:
     """The page shows the draw committed and the pre-queue; Start now draws once."""
     visits.configure("drop", {"capacity": 1, "prequeue_at": T0 + 60, "starts_at": T0 + 3600})

@@ -12,7 +12,6 @@ import pytest
 from flask import Flask
 
 from tests.web.conftest import Visitor, mailer_says
-from tests.web.test_admin_panel import Panel
 from webapp.domain.draw import verify_draw
 from webapp.domain.waitlist import Waitlists
 from webapp.links import confirm_token, entry_of
@@ -39,13 +38,6 @@ def waitlist(app: Flask) -> str:
     app.extensions["services"].rooms.configure(ROOM, {"kind": "waitlist", "ordering": "priority"})
     mailer_says(app, ok=True)
     return ROOM
-
-
-@pytest.fixture
-def panel(app: Flask) -> Panel:
-    panel = Panel(app.test_client())
-    assert panel.login().status_code == 303
-    return panel
 
 
 def sign_up(visitor: Visitor, address: str = "192.0.2.1", ref: str = "", **form: str) -> Any:
