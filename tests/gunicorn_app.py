@@ -158,6 +158,22 @@ class HttpVisitor:
 
 
 @contextlib.contextmanager
+def stopping(
+    process: subprocess.Popen[bytes], timeout: float = 10
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Stops ``process`` on the way out: SIGTERM, then SIGKILL after ``timeout``."""
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
 def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iterator[Server]:
     """The app under gunicorn on a free port, with ``env`` over the process environment
     and its own data directory; stopped on exit, its log kept as artifacts/<log_name>."""
@@ -195,15 +211,10 @@ def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iter
         f"http://127.0.0.1:{port}", process, log, full_env["WEBAPP_ADMIN_TOKEN"], full_env
     )
     try:
-        wait_until_answering(started)
-        yield started
+        with stopping(process, timeout=15):
+            wait_until_answering(started)
+            yield started
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
         ARTIFACTS.mkdir(exist_ok=True)
         shutil.copyfile(log, ARTIFACTS / log_name)
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -24,6 +24,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from gunicorn_app import stopping
+
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "gate.md"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -78,12 +80,6 @@ def caddy_conf(block: str, listen: int, app: int, site: int) -> str:
     return "{\n\tadmin off\n\tauto_https off\n}\n\n" + block
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def wait_for_port(
     port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 15
 ) -> None:
@@ -98,19 +94,6 @@ def wait_for_port(
             return
         time.sleep(0.05)
     raise RuntimeError(f"nothing listens on {port}:\n{log.read_text()[-3000:]}")
-
-
-@contextlib.contextmanager
-def stopping(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @contextlib.contextmanager

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gunicorn_app import ARTIFACTS, e2e_server
+from gunicorn_app import ARTIFACTS, e2e_server, free_port
 from playwright.sync_api import expect
-from proxies import CADDY, NGINX, doc_blocks, fetch, free_port, run_caddy, run_nginx, run_origin
+from proxies import CADDY, NGINX, doc_blocks, fetch, run_caddy, run_nginx, run_origin
 
 pytestmark = pytest.mark.e2e
 
