@@ -19,8 +19,8 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.links import entry_token
 from webapp.security import credential_failures, refused_credentials
 from webapp.views import lobby, reports, rooms, visits
-from webapp.views.api import json_object
 from webapp.views.errors import error_response
+from webapp.views.json_body import json_object, whole_number
 
 bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 admin_throttle = credential_failures("admin-credentials")
@@ -67,15 +67,6 @@ def ticket_of(room: str, token: str) -> str:
     if person is None:
         raise TicketNotFound("no one in this room has that support code")
     return person.token
-
-
-def whole_number(body: dict[str, Any], name: str, low: int, high: int, default: int) -> int:
-    value = body.get(name, default)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be a whole number from {low} to {high}")
-    return value
 
 
 def query_number(name: str, low: int, high: int, default: int) -> int:

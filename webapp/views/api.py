@@ -21,22 +21,13 @@ from webapp.views import challenge_gate as gate
 from webapp.views import lobby, reports, visits, waitlists
 from webapp.views.drops import draw_json, room_status, standing_fields
 from webapp.views.gate import site_pass
+from webapp.views.json_body import json_object
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
 MAX_EMAIL = 320  # characters: RFC 5321's longest path
 MAX_REF = 32  # characters of a referral code that are looked at
 WAITLIST_POLL = 300.0  # seconds: a waitlist moves in batches, and nobody checks in
-
-
-def json_object(required: bool) -> dict[str, Any]:
-    """The request body as a JSON object; {} when absent and not required."""
-    if not request.get_data(cache=True) and not required:
-        return {}
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
-    return body
 
 
 def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:

@@ -26,6 +26,7 @@ from webapp.domain.rooms import (
     valid_room_name,
 )
 from webapp.views import lobby, passes, services, visits
+from webapp.views.json_body import whole_number
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -94,12 +95,7 @@ def release(room: str) -> ResponseReturnValue:
 def sold_in(body: Any) -> int:
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object")
-    sold = body.get("sold", 0)
-    if isinstance(sold, float) and sold.is_integer():
-        sold = int(sold)  # 2.0 is the number 2 in JSON (and in JSON Schema)
-    if isinstance(sold, bool) or not isinstance(sold, int) or not 0 <= sold <= MAX_SOLD:
-        raise InvalidInput(f"sold must be an integer from 0 to {MAX_SOLD}")
-    return sold
+    return whole_number(body, "sold", 0, MAX_SOLD, 0)
 
 
 def bearer(header: str | None = None) -> str | None:
