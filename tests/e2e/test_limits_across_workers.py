@@ -44,13 +44,14 @@ def test_wrong_admin_tokens_are_throttled_across_workers(server):
 
 
 def test_a_settings_change_reaches_every_worker_at_once(server, room):
-    """Right after an admin shortens dropout_seconds, every poll, on either worker, asks
-    to be polled within half of it."""
+    """Right after an admin shortens dropout_seconds (and max_checkin_seconds, the window
+    of those far back: issue 26), every poll, on either worker, asks to be polled within
+    half of it."""
     name = room(capacity=1, dropout_seconds=600)
     tokens = [server.api("POST", f"/api/rooms/{name}/join")["token"] for _ in range(30)]
     far = tokens[-1]
     for _ in range(6):  # both workers cache the room's settings
         assert server.api("GET", f"/api/rooms/{name}/position/{far}")["poll_after"] > 10
-    server.admin(name, dropout_seconds=8)
+    server.admin(name, dropout_seconds=8, max_checkin_seconds=8)
     for _ in range(10):
         assert server.api("GET", f"/api/rooms/{name}/position/{far}")["poll_after"] <= 4
