@@ -35,21 +35,28 @@ limiter = Limiter(key_func=get_remote_address, strategy="moving-window")
 HSTS = "max-age=31536000; includeSubDomains"
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
+
 # No 'unsafe-inline' and no 'unsafe-eval': every script and style is a file under
 # /static, and htmx runs with allowEval off (templates/base.html, meta htmx-config).
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
-)
+def page_policy(form_targets: str = "") -> str:
+    """The pages' Content-Security-Policy; ``form_targets``: origins besides this one a
+    form may lead to (a site room's join ends on its site)."""
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            f"form-action 'self' {form_targets}".strip(),
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+CONTENT_SECURITY_POLICY = page_policy()
 HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",

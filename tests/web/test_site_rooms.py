@@ -162,3 +162,13 @@ def test_every_url_honours_the_prefix(redis_url, r):
                 checked += 1
         assert 'data-ws="/queue/rooms/chat/ws"' in pages[2].get_data(as_text=True)
         assert checked > 40
+
+
+def test_a_site_rooms_forms_may_lead_to_its_site_only(app, visitor, shop, make_room):
+    """The join of a site room ends on the site (another origin): the page's policy lets
+    its forms go there, and nowhere else; other rooms' pages keep forms to this site."""
+    policy = visitor.client.get("/rooms/shop").headers["Content-Security-Policy"]
+    assert "form-action 'self' http://shop.test;" in policy
+    make_room("chat", capacity=1)
+    policy = visitor.client.get("/rooms/chat").headers["Content-Security-Policy"]
+    assert "form-action 'self';" in policy
