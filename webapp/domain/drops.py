@@ -159,7 +159,7 @@ class Drops:
         (not below 0); at 0 the room is sold out and its waiting tickets end."""
         if isinstance(sold, bool) or not isinstance(sold, int) or not 0 <= sold <= MAX_SOLD:
             raise InvalidInput(f"sold must be a whole number from 0 to {MAX_SOLD}")
-        return self._stock(room, "sold", sold, _request_id(request_id), who)
+        return self._stock(room, "sold", sold, checked_request_id(request_id), who)
 
     def set_left(self, room: str, left: int, who: str = "") -> StockReport:
         """Sets the stock left outright (0: sold out; raising it reopens the room)."""
@@ -237,7 +237,9 @@ class Drops:
         return outlook(left, sold, admissions, ahead, waiting)
 
 
-def _request_id(request_id: str) -> str:
+def checked_request_id(request_id: object) -> str:
+    """A stock report's request id: printable text of at most MAX_REQUEST_ID characters
+    ('' none), else InvalidInput."""
     if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
         raise InvalidInput(f"request_id must be a string of at most {MAX_REQUEST_ID} characters")
     if request_id and not request_id.isprintable():

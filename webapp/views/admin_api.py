@@ -14,6 +14,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.drops import checked_request_id
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.links import entry_token
@@ -128,21 +129,15 @@ def delete_room(room: str) -> ResponseReturnValue:
     return jsonify(deleted=room)
 
 
-def request_id_of(body: dict[str, Any]) -> str:
-    """A request's idempotency key: text of at most MAX_REQUEST_ID characters ('' none)."""
-    request_id = body.get("request_id", "")
-    if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
-        raise InvalidInput(f"request_id must be text of at most {MAX_REQUEST_ID} characters")
-    return request_id
-
-
 @bp.post("/rooms/<room>/admit")
 @admin_only
 def admit(room: str) -> ResponseReturnValue:
     """Lets the next ``count`` in line in; the same ``request_id`` again admits nobody."""
     body = json_object(required=True)
     count = whole_number(body, "count", 1, MAX_ADMIT, 1)
-    request_id = request_id_of(body)
+    request_id = body.get("request_id", "")
+    if not isinstance(request_id, str) or len(request_id) > MAX_REQUEST_ID:
+        raise InvalidInput(f"request_id must be text of at most {MAX_REQUEST_ID} characters")
     override = body.get("override_capacity", False)
     if not isinstance(override, bool):
         raise InvalidInput("override_capacity must be true or false")
@@ -230,7 +225,7 @@ def stock(room: str) -> ResponseReturnValue:
         raise InvalidInput('give either "sold" or "left"')
     if rooms().settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
-    request_id = request_id_of(body)  # checked whichever is given
+    request_id = checked_request_id(body.get("request_id", ""))  # whichever is given
     if "sold" in body:
         sold = whole_number(body, "sold", 0, 1_000_000, 0)
         report = visits().record_sold(room, sold, request_id, who=WHO)
