@@ -72,6 +72,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         filters,
         gate,
         health,
+        hot,
         language,
         line,
         move,
@@ -84,6 +85,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
     filters.init_app(app)  # times in UTC, spans, the panel's words
+    hot.init_app(app, services)  # a live room's check-in without Flask (before the next)
     security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp, gate.bp])  # tokens
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)

@@ -189,6 +189,9 @@ class Metrics:
         return encoder(self.registry), content_type
 
 
+ENDPOINT = "webapp.endpoint"  # the environ key a request answered without Flask is timed by
+
+
 class TimedRequests:
     """WSGI middleware: times each request under its Flask endpoint ("unmatched" when no
     route matched: never the raw path), method and status class, and counts websocket
@@ -214,8 +217,10 @@ class TimedRequests:
         def remember(line: str, headers: Any, exc_info: Any = None) -> Any:
             nonlocal status, endpoint
             # Still inside the request: Flask drops its request from the environ after
+            # (a middleware that answers without Flask names its endpoint in ENDPOINT)
             rule = getattr(environ.get("werkzeug.request"), "url_rule", None)
-            status, endpoint = line, rule.endpoint if rule is not None else "unmatched"
+            named = environ.get(ENDPOINT) or (rule.endpoint if rule is not None else "")
+            status, endpoint = line, named or "unmatched"
             return start_response(line, headers, exc_info)
 
         body = self.app(environ, remember)

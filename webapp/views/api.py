@@ -17,8 +17,9 @@ from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clea
 from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
 from webapp.limits import join_limited
 from webapp.links import entry_language, entry_of, entry_token
+from webapp.services import Services
 from webapp.views import challenge_gate as gate
-from webapp.views import lobby, reports, visits, waitlists
+from webapp.views import lobby, reports, services, visits, waitlists
 from webapp.views.drops import draw_json, room_status, standing_fields
 from webapp.views.gate import site_pass
 from webapp.views.json_body import json_object
@@ -30,7 +31,14 @@ MAX_REF = 32  # characters of a referral code that are looked at
 WAITLIST_POLL = 300.0  # seconds: a waitlist moves in batches, and nobody checks in
 
 
-def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:
+def standing_json(standing: Standing, room: str) -> ResponseReturnValue:
+    body = standing_body(services(), room, standing)
+    return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
+
+
+def standing_body(built: Services, room: str, standing: Standing) -> dict[str, Any]:
+    """A join's or a check-in's reply (docs/api.md). Reads no request: the lean check-in
+    (``webapp.views.hot``) answers with it outside Flask."""
     ticket, guess = standing.ticket, standing.estimate
     body = {
         "token": ticket.token,
@@ -50,11 +58,10 @@ def standing_json(standing: Standing, room: str = "") -> ResponseReturnValue:
         "notice": ticket.notice or None,
         "trend": standing.trend,
         "basis": standing.basis,
-        **(site_pass(room, ticket) if room and ticket.seated else {}),
+        **(site_pass(built, room, ticket) if ticket.seated else {}),
     }
-    if room:
-        body.update(standing_fields(room, ticket))  # a scheduled drop's (views/drops.py)
-    return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
+    body.update(standing_fields(built, room, ticket))  # a scheduled drop's (views/drops.py)
+    return body
 
 
 def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:

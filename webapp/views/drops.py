@@ -17,7 +17,8 @@ from webapp.domain.drops import DrawRecord, Outlook, has_schedule, phase_at
 from webapp.domain.refusals import NotOpenYet, RoomNotFound, SoldOut
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.domain.tickets import Ticket, public_id
-from webapp.views import lobby, visitor, visits
+from webapp.services import Services
+from webapp.views import lobby, services, visitor, visits
 
 bp = Blueprint("drops", __name__)
 DRAW_SHOWN = 10_000  # draw ids listed on the draw page (draw.txt lists them all)
@@ -45,13 +46,17 @@ def applies(settings: RoomSettings) -> bool:
     return settings.kind == "live" and (has_schedule(settings) or settings.stock is not None)
 
 
-def drop_view(room: str, settings: RoomSettings, ticket: Ticket | None = None) -> DropView | None:
-    """The drop as a page shows it (None: the room has no schedule and no stock)."""
+def drop_view(
+    room: str, settings: RoomSettings, ticket: Ticket | None = None, built: Services | None = None
+) -> DropView | None:
+    """The drop as a page shows it (None: the room has no schedule and no stock). Reads
+    no request: given the services (``built``), it answers outside Flask too."""
     if not applies(settings):
         return None
-    drops = visits().drops
+    built = built or services()
+    drops = built.visits.drops
     state = drops.state(room)
-    phase = phase_at(settings, lobby().now(), state)
+    phase = phase_at(settings, built.lobby.now(), state)
     in_prequeue = ticket is not None and ticket.state == "waiting" and ticket.position == 0
     prequeued = drops.prequeued(room) if phase == "prequeue" else 0
     outlook = None
@@ -99,11 +104,11 @@ def panel_figures(room: str, settings: RoomSettings) -> dict[str, Any]:
     }
 
 
-def standing_fields(room: str, ticket: Ticket) -> dict[str, Any]:
+def standing_fields(built: Services, room: str, ticket: Ticket) -> dict[str, Any]:
     """What a join or position reply of the JSON API adds for a drop: the status
     ``prequeue`` (no position yet, the start time, how many are in the pre-queue),
     the draw id, the stock left and whether it likely sells out before this turn."""
-    drop = drop_view(room, lobby().settings(room), ticket)
+    drop = drop_view(room, built.lobby.settings(room), ticket, built)
     if drop is None:
         return {}
     fields: dict[str, Any] = {"stock_left": None, "likely_sold_out": False}

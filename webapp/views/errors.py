@@ -158,6 +158,24 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
     return base
 
 
+def room_refusal(error: engine.RoomError) -> tuple[int, dict[str, str]]:
+    """A refusal's status (by its class or its nearest listed base: EntryNotFound is a
+    TicketNotFound, 404) and headers (a refused join's Retry-After). Reads no request."""
+    status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
+    headers = {}
+    if isinstance(error, engine.JoinRefused):
+        headers["Retry-After"] = str(error.retry_after)
+    return status, headers
+
+
+def outage(method: str, path: str, error: RedisError) -> tuple[int, str, dict[str, str]]:
+    """Redis unreachable or failing: an outage to wait out, not a bug in the request
+    (logged). Its status, message and headers; reads no request."""
+    log.warning("Redis error on %s %s: %s", method, path, error)
+    message = "the waiting room is briefly unavailable; please try again in a moment"
+    return 503, message, {"Retry-After": "5"}
+
+
 def wants_json() -> bool:
     return request.path.startswith("/api/")
 
@@ -197,23 +215,19 @@ def error_response(
 def init_app(app: Flask) -> None:
     @app.errorhandler(engine.RoomError)
     def room_error(error: engine.RoomError) -> ResponseReturnValue:
-        headers, retry, seconds = {}, "", 0
+        status, headers = room_refusal(error)
+        retry, seconds = "", 0
         if isinstance(error, engine.JoinRefused):
-            headers["Retry-After"] = str(error.retry_after)
             retry = wait_words(Estimate(error.retry_after, 0.0), "open")
             seconds = int(error.retry_after)
-        # By the class or its nearest listed base: EntryNotFound is a TicketNotFound (404).
-        status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
         return error_response(
             status, str(error), headers, retry=retry, error=error, retry_seconds=seconds
         )
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:
-        # Redis unreachable or failing: an outage to wait out, not a bug in the request
-        log.warning("Redis error on %s %s: %s", request.method, request.path, error)
-        message = "the waiting room is briefly unavailable; please try again in a moment"
-        return error_response(503, message, {"Retry-After": "5"}, outage=True)
+        status, message, headers = outage(request.method, request.path, error)
+        return error_response(status, message, headers, outage=True)
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> ResponseReturnValue:

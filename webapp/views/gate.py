@@ -218,13 +218,13 @@ def kept_next(room: str) -> str | None:
     return kept.get(room) if isinstance(kept, dict) else None
 
 
-def site_pass(room: str, ticket: Ticket) -> dict[str, str]:
+def site_pass(built: Services, room: str, ticket: Ticket) -> dict[str, str]:
     """A seated ticket of a site room, in the JSON API: its pass and the site."""
-    settings = lobby().settings(room)
+    settings = built.lobby.settings(room)
     if not settings.site_url:
         return {}
-    now = services().clock()
-    fresh = passes().issue(room, ticket.token, settings.pass_renew_seconds, now)
+    now = built.clock()
+    fresh = built.passes.issue(room, ticket.token, settings.pass_renew_seconds, now)
     return {"pass": fresh, "site_url": settings.site_url}
 
 
