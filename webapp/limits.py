@@ -1,6 +1,6 @@
 """Per-address limits (issue 25): joins and waitlist sign-ups per client address and per
 network, and wrong admin passwords per account and in total. Counted in Redis with
-flask-limiter (moving windows, every worker and host agreeing; its keys under
+flask-limiter (sliding-window counters, every worker and host agreeing; its keys under
 ``<prefix>:limits``), beyond them a 429 with ``Retry-After``: JSON for the API, the
 friendly page in a browser (``webapp.views.errors``).
 
