@@ -12,7 +12,8 @@ from tests.api.conftest import api_app
 from webapp.config import ConfigError
 from webapp.domain.passes import Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
-from webapp.views.gate import is_local_path, site_target
+from webapp.local_paths import is_local_path
+from webapp.views.gate import site_target
 
 # RFC 9864 names the algorithm "Ed25519" and deprecates "EdDSA"; passes say "EdDSA",
 # which every JOSE library of today reads (PyJWT, jose for Node, joserfc with a warning)

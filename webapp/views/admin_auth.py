@@ -37,6 +37,7 @@ from webapp.admin_session import REDIS_FAILED, PanelSession, PanelSessionInterfa
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
 from webapp.limits import password_limited
+from webapp.local_paths import is_local_path
 from webapp.security import (
     credential_failures,
     refused_credentials,
@@ -84,12 +85,10 @@ def login_required(view: Callable[..., ResponseReturnValue]) -> Callable[..., Re
 
 
 def safe_next(target: str | None) -> str:
-    """Where to go after login: a panel path of this site, else the panel's home (also
-    for a path with a line break or another control character, which no header holds)."""
-    if target and target.startswith("/") and "\\" not in target and target.isprintable():
-        parts = urlsplit(target)
-        if not parts.scheme and not parts.netloc and in_panel(parts.path):
-            return request.script_root + target
+    """Where to go after login: a path of this site (``webapp.local_paths``) in the
+    panel, else the panel's home."""
+    if target and is_local_path(target) and in_panel(urlsplit(target).path):
+        return request.script_root + target
     return url_for("admin.overview")
 
 

@@ -25,6 +25,7 @@ from webapp.domain.rooms import (
     Ticket,
     valid_room_name,
 )
+from webapp.local_paths import is_local_path
 from webapp.views import lobby, passes, services, visits
 from webapp.views.json_body import whole_number
 
@@ -156,17 +157,6 @@ def original_path() -> str:
     X-Original-URI, or X-Forwarded-Uri (Caddy, Traefik); '' if none or not a path."""
     raw = request.headers.get("X-Original-URI") or request.headers.get("X-Forwarded-Uri") or ""
     return raw if is_local_path(raw) and len(raw) <= MAX_NEXT else ""
-
-
-def is_local_path(raw: str) -> bool:
-    """A path of this origin: starts with one slash, no scheme or host, no backslash
-    or control character (which browsers may read as another host)."""
-    if not raw.startswith("/") or raw.startswith("//") or "\\" in raw:
-        return False
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in raw):
-        return False
-    parts = urlsplit(raw)
-    return not parts.scheme and not parts.netloc
 
 
 def waiting_page(room: str) -> str:
