@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import urllib.parse
@@ -97,3 +98,25 @@ def test_every_worker_reports_the_same_figures(metrics_server: Any) -> None:
         assert found[(f"{DURATION}_count", healthz)] == calls  # both workers' requests
         assert found.get((f"{DURATION}_count", scrapes), 0) == done  # each earlier scrape
     assert all(f == figures[0] for f in figures)
+
+
+def test_check_ins_answered_without_flask_are_counted_and_guarded(metrics_server: Any) -> None:
+    """The lean check-in (webapp/views/hot.py) under gunicorn: its replies carry the
+    security headers, and every worker's check-ins add up under api.position."""
+    server, _ = metrics_server
+    room = f"lean-{secrets.token_hex(3)}"
+    server.admin(room, capacity=1)
+    server.api("POST", f"/api/rooms/{room}/join")
+    token = server.api("POST", f"/api/rooms/{room}/join")["token"]
+    position = frozenset({"endpoint": "api.position", "method": "GET", "status": "2xx"}.items())
+    before = scrape(server).get((f"{DURATION}_count", position), 0)
+    for _ in range(20):
+        request = urllib.request.Request(
+            f"{server.url}/api/rooms/{room}/position/{token}", headers={"Connection": "close"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            assert reply.headers["Content-Security-Policy"].startswith("default-src 'none'")
+            assert reply.headers["X-Content-Type-Options"] == "nosniff"
+            assert float(reply.headers["X-Poll-After-Seconds"]) > 0
+            assert json.loads(reply.read())["position"] == 1
+    assert scrape(server)[(f"{DURATION}_count", position)] == before + 20
