@@ -1,34 +1,36 @@
 """Per-address limits (issue 25): joins and waitlist sign-ups per client address and per
-network, and wrong admin passwords per account and in total. Counted in Redis with
-flask-limiter (sliding-window counters, every worker and host agreeing; its keys under
-``<prefix>:limits``), beyond them a 429 with ``Retry-After``: JSON for the API, the
-friendly page in a browser (``webapp.views.errors``).
+network, and wrong admin passwords per account and in total; beyond them a 429 with
+``Retry-After``: JSON for the API, the friendly page in a browser
+(``webapp.views.errors``). Counted in Redis, every worker and host agreeing.
 
 - ``WEBAPP_JOIN_LIMIT`` (20 per minute) per client address and
   ``WEBAPP_JOIN_NETWORK_LIMIT`` (200 per minute) per network (a /24 of IPv4, a /64 of
-  IPv6), on every join: the room's button, the JSON API's join, a waitlist's sign-up. A
+  IPv6), on every join: the room's button, the JSON API's join, a waitlist's sign-up;
+  ``WEBAPP_SIGNUP_LIMIT`` (10 per hour) per address, on a waitlist's sign-ups. All of a
+  join's limits are checked and counted by one script (``webapp.domain.join_limits``). A
   re-join is not counted: a browser that holds a place in the room, an API join whose
   ``Idempotency-Key`` holds a live ticket there. Behind a proxy, set
   ``WEBAPP_PROXY_COUNT`` so that the client's address is the one counted.
-- ``WEBAPP_SIGNUP_LIMIT`` (10 per hour) per address, on a waitlist's sign-ups.
 - ``WEBAPP_ADMIN_ACCOUNT_LIMIT`` (10 per 15 minutes) of wrong passwords per account name
   and ``WEBAPP_ADMIN_TOTAL_LIMIT`` (100 per 15 minutes) in all, besides the per-address
-  ``WEBAPP_ADMIN_FAILURE_LIMIT``: 200 guesses from 20 addresses are refused too.
+  ``WEBAPP_ADMIN_FAILURE_LIMIT``: 200 guesses from 20 addresses are refused too. These
+  count with flask-limiter (sliding-window counters; its keys under ``<prefix>:limits``).
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
+from functools import lru_cache, wraps
 from typing import Any
 
 from flask import Response, current_app, request
+from limits import parse
 
+from webapp.domain.join_limits import Limit, network_of
 from webapp.domain.refusals import RoomNotFound
 from webapp.security import limiter
-from webapp.views import lobby, reports, visitor
+from webapp.views import lobby, reports, services, visitor
 
-JOIN_SCOPES = ("join-address", "join-network", "signup-address")
 ADMIN_SCOPES = ("admin-account", "admin-total")
 
 
@@ -36,56 +38,60 @@ def client_address() -> str:
     return request.remote_addr or "unknown"
 
 
-def client_network() -> str:
-    """The client's network: its /24 (IPv4) or /64 (IPv6); the address if unparsable."""
-    address = client_address()
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    bits = 24 if ip.version == 4 else 64
-    return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))
+@lru_cache(maxsize=16)
+def amount_and_window(notation: str) -> tuple[int, int]:
+    """ "20 per minute" (flask-limiter's notation): (20, 60)."""
+    item = parse(notation)
+    return item.amount, item.get_expiry()
 
 
 def _setting(name: str) -> Callable[[], str]:
     return lambda: str(current_app.config[name])
 
 
-def _rejoin() -> bool:
+def _rejoin(room: str) -> bool:
     """A join that takes no new place: it is not counted (decided before the view)."""
-    room = (request.view_args or {}).get("room", "")
     if request.blueprint == "api":
         key = request.headers.get("Idempotency-Key", "")
         return bool(key) and len(key) <= 128 and reports().holds(room, f"api:{key}")
     return visitor.ticket(room) is not None
 
 
-def _not_a_waitlist() -> bool:
-    room = (request.view_args or {}).get("room", "")
+def _waitlist(room: str) -> bool:
     try:
-        return lobby().settings(room).kind != "waitlist"
+        return lobby().settings(room).kind == "waitlist"
     except RoomNotFound:  # the view says so; nothing to count
-        return True
+        return False
 
 
-_by_address = limiter.shared_limit(
-    _setting("JOIN_LIMIT"), scope="join-address", key_func=client_address, exempt_when=_rejoin
-)
-_by_network = limiter.shared_limit(
-    _setting("JOIN_NETWORK_LIMIT"), scope="join-network", key_func=client_network,
-    exempt_when=_rejoin,
-)  # fmt: skip
-_signups = limiter.shared_limit(
-    _setting("SIGNUP_LIMIT"), scope="signup-address", key_func=client_address,
-    exempt_when=lambda: _not_a_waitlist() or _rejoin(),
-)  # fmt: skip
+def join_limits(room: str) -> list[Limit]:
+    """The limits this request's join is under, in the order they are reported."""
+    if _rejoin(room):
+        return []
+    address, config = client_address(), current_app.config
+    found = [
+        Limit("join-address", address, *amount_and_window(config["JOIN_LIMIT"])),
+        Limit(
+            "join-network", network_of(address), *amount_and_window(config["JOIN_NETWORK_LIMIT"])
+        ),
+    ]
+    if _waitlist(room):
+        found.append(Limit("signup-address", address, *amount_and_window(config["SIGNUP_LIMIT"])))
+    return found
 
 
 def join_limited(view: Callable[..., Any]) -> Callable[..., Any]:
-    """For every view that joins a room or signs up to a waitlist."""
-    return _by_address(_by_network(_signups(view)))
+    """For every view that joins a room or signs up to a waitlist: Throttled (a 429)
+    beyond a limit, else the join is counted and the view runs."""
+
+    @wraps(view)
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        built = services()
+        room = str(kwargs.get("room", ""))
+        built.join_limits.hit(join_limits(room), network_of(client_address()), built.clock())
+        return view(*args, **kwargs)
+
+    return limited
 
 
 def _refused(response: Response) -> bool:

@@ -22,6 +22,7 @@ from webapp.domain.chat import Chats
 from webapp.domain.claims import Claims, LiveClaims
 from webapp.domain.clock import Clock
 from webapp.domain.connections import ConnectionLimits
+from webapp.domain.join_limits import JoinLimits
 from webapp.domain.lobby import Lobby
 from webapp.domain.mail import MailHealth
 from webapp.domain.moves import Moves
@@ -67,6 +68,7 @@ class Services:
     metrics: Metrics
     challenges: Challenges
     passes: Passes
+    join_limits: JoinLimits
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -153,4 +155,5 @@ def build(settings: Mapping[str, Any]) -> Services:
             issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
             secret=secret,
         ),
+        join_limits=JoinLimits(client, keys, scripts),
     )

@@ -14,8 +14,9 @@ from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
 from webapp.domain.estimate import Estimate
+from webapp.domain.join_limits import Throttled
 from webapp.i18n import _, gone_reason
-from webapp.security import throttled, throttled_scope
+from webapp.security import THROTTLED, throttled
 from webapp.views.extras import room_about
 from webapp.views.words import explain, wait_words
 
@@ -133,7 +134,7 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
             _("It takes no new visitors right now."),
             _("Come back later, or pick another room."),
         )
-    if isinstance(error, RateLimitExceeded) and throttled_scope(error).startswith(("join", "sign")):
+    if isinstance(error, Throttled):
         return Problem(
             _("Too many joins"),
             _(
@@ -228,6 +229,14 @@ def init_app(app: Flask) -> None:
     def redis_down(error: RedisError) -> ResponseReturnValue:
         status, message, headers = outage(request.method, request.path, error)
         return error_response(status, message, headers, outage=True)
+
+    @app.errorhandler(Throttled)
+    def join_throttled(error: Throttled) -> ResponseReturnValue:
+        log.warning("throttled %s on %s %s (%s)", request.remote_addr, request.method,
+                    request.path, error.scope)  # fmt: skip
+        headers = {"Retry-After": str(error.retry_after)}  # a refused join's page tries again
+        return error_response(429, THROTTLED[error.scope], headers, error=error,
+                              retry_seconds=error.retry_after)  # fmt: skip
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
