@@ -163,6 +163,28 @@ def load(config: Config, overrides: Mapping[str, Any] | None = None) -> None:
     if overrides:
         config.update(overrides)
     check_secrets(config)
+    check_limits(config)
+
+
+JOIN_LIMITS = ("JOIN_LIMIT", "JOIN_NETWORK_LIMIT", "SIGNUP_LIMIT")  # one limit each
+ADMIN_LIMITS = ("ADMIN_FAILURE_LIMIT", "ADMIN_ACCOUNT_LIMIT", "ADMIN_TOTAL_LIMIT")
+
+
+def check_limits(config: MutableMapping[str, Any]) -> None:
+    """Refuses, at start and in words, a limit that cannot be read ("20 per minute";
+    an admin limit may list several, "10/minute;100/hour")."""
+    from limits import parse_many
+
+    for name in (*JOIN_LIMITS, *ADMIN_LIMITS):
+        try:
+            found = parse_many(str(config[name]))
+        except ValueError:
+            found = []
+        if not found or (name in JOIN_LIMITS and len(found) > 1):
+            raise ConfigError(
+                f"WEBAPP_{name} is {config[name]!r}, which is not a limit; write one "
+                "such as '20 per minute'"
+            ) from None
 
 
 def check_secrets(config: MutableMapping[str, Any]) -> None:

@@ -98,6 +98,21 @@ def test_a_short_admin_token_refuses_to_start(monkeypatch, redis_url, tmp_path, 
         create_app({"REDIS_URL": redis_url, "SWEEP_INTERVAL": 0, "DATA_DIR": str(tmp_path)})
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("JOIN_LIMIT", "lots"), ("JOIN_NETWORK_LIMIT", "20 per minute;5 per hour"),
+     ("SIGNUP_LIMIT", ""), ("ADMIN_TOTAL_LIMIT", "10 per fortnight")],
+)  # fmt: skip
+def test_a_limit_that_cannot_be_read_refuses_to_start(
+    monkeypatch, redis_url, tmp_path, name, value
+):
+    """A join limit is one limit ("20 per minute"), an admin limit one or several: a
+    value that is neither stops the app with a message naming the setting."""
+    monkeypatch.setenv(f"WEBAPP_{name}", value)
+    with pytest.raises(ConfigError, match=f"WEBAPP_{name} is .*not a limit"):
+        create_app({"REDIS_URL": redis_url, "SWEEP_INTERVAL": 0, "DATA_DIR": str(tmp_path)})
+
+
 def test_probes_answer_ok(client):
     """/healthz needs no Redis; /readyz made a Lua round trip on it."""
     assert client.get("/healthz").get_json() == {"status": "ok"}
