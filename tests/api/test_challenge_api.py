@@ -72,6 +72,24 @@ def test_auto_asks_only_past_the_threshold(client, make_room):
     assert codes == [200, 200, 200, 403]
 
 
+def test_auto_asks_more_work_while_many_join(client, make_room):
+    """challenge auto, threshold 2, cost 1,000: past the threshold the challenge asks
+    the cost times the last minute's joins over the threshold; a solved one joins."""
+    make_room("hall", capacity=1, admission_mode="manual", challenge="auto",
+              challenge_threshold=2, challenge_cost=1_000)  # fmt: skip
+    for _ in range(3):
+        assert client.post("/api/rooms/hall/join", json={}).status_code == 200
+    refused = client.post("/api/rooms/hall/join", json={})
+    assert refused.status_code == 403 and refused.get_json()["challenge"]["maxnumber"] == 1_500
+    for joined in (3, 4, 5):  # each solved join raises the next one's work
+        challenge = client.get("/api/rooms/hall/challenge").get_json()
+        assert challenge["maxnumber"] == joined * 500
+        assert (
+            client.post("/api/rooms/hall/join", json={"altcha": solve(challenge)}).status_code
+            == 200
+        )
+
+
 def test_off_asks_nothing_and_unknown_rooms_are_404(client, make_room):
     make_room("hall", capacity=1, admission_mode="manual")
     assert client.post("/api/rooms/hall/join", json={}).status_code == 200

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 
 import pytest
 from altcha.v1 import Challenge, Payload, solve_challenge
 
-from webapp.domain.challenge import LIFETIME, Challenges
+from webapp.domain.challenge import AUTO_MOST, LIFETIME, Challenges, scaled_cost
 from webapp.domain.settings import RoomSettings
 
 COST = 5_000
@@ -72,3 +73,29 @@ def test_when_a_room_asks_for_one(challenges, rooms, clock):
     assert challenges.needed("hall", auto)
     clock.advance(120)
     assert not challenges.needed("hall", auto)
+
+
+@pytest.mark.parametrize(
+    ("recent", "threshold", "cost"),
+    [(0, 600, 100_000), (600, 600, 100_000), (900, 600, 150_000), (6_000, 600, 1_000_000),
+     (60_000, 600, 1_600_000), (5, 0, 500_000)],
+)  # fmt: skip
+def test_auto_asks_more_work_the_busier_the_room(recent, threshold, cost):
+    """The base work times the rate over the threshold, from 1 to AUTO_MOST times."""
+    assert scaled_cost(100_000, recent, threshold) == cost
+    assert AUTO_MOST == 16
+
+
+def test_the_cost_a_room_asks_now(challenges, rooms, clock):
+    """on: the base work whatever the rate; auto: scaled by the last minute's joins."""
+    rooms.configure("hall", {"capacity": 1000})
+    on = RoomSettings(challenge="on", challenge_cost=2_000, challenge_threshold=4)
+    auto = dataclasses.replace(on, challenge="auto")
+    assert challenges.cost("hall", on) == challenges.cost("hall", auto) == 2_000
+    for i in range(10):
+        rooms.join("hall", identity=f"p{i}")
+    assert challenges.cost("hall", on) == 2_000
+    assert challenges.cost("hall", auto) == 5_000  # 10 joins over 4: 2.5 times
+    assert challenges.issue("hall", challenges.cost("hall", auto))["maxnumber"] == 5_000
+    clock.advance(120)  # the minute is over: the base again
+    assert challenges.cost("hall", auto) == 2_000

@@ -12,6 +12,12 @@ Whether a room asks for one (``needed``): its ``challenge`` setting is ``on``, o
 ``auto`` while more than ``challenge_threshold`` joined in the last minute (the room's
 per-minute history: this minute's joins and the part of the last minute's still inside
 the sixty seconds).
+
+How much work it asks (``cost``): ``challenge_cost`` when ``on``; under ``auto`` that
+times the last minute's joins over the threshold, at most ``AUTO_MOST`` times: a swarm
+that pushes the rate up pays for each place in proportion to its own rate, so its CPU
+per minute grows as the square of the places it takes, while people joining at a quiet
+moment solve the base puzzle (docs/operations.md, "A swarm against people").
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from webapp.redis.keys import Keys
 LIFETIME = 300  # seconds a challenge can be solved and used
 MAX_PAYLOAD = 2048  # characters of a solution's payload that are read at all
 ALGORITHM: Final = "SHA-256"
+AUTO_MOST = 16  # under auto, the work asked at most, in times the room's challenge_cost
 
 
 class Challenges:
@@ -49,6 +56,13 @@ class Challenges:
         if settings.challenge == "auto":
             return self.recent_joins(room) > settings.challenge_threshold
         return False
+
+    def cost(self, room: str, settings: RoomSettings) -> int:
+        """The work a challenge of ``room`` asks now (its largest number)."""
+        base = settings.challenge_cost
+        if settings.challenge != "auto":
+            return base
+        return scaled_cost(base, self.recent_joins(room), settings.challenge_threshold)
 
     def recent_joins(self, room: str) -> float:
         """Joins in the last sixty seconds, from the per-minute history (the earlier
@@ -112,3 +126,9 @@ def _decoded(payload: object) -> dict[str, Any] | None:
     if not all(isinstance(found[name], str) for name in fields if name != "number"):
         return None
     return found
+
+
+def scaled_cost(base: int, recent: float, threshold: int) -> int:
+    """``base`` times the rate over the threshold, from 1 to ``AUTO_MOST`` times."""
+    factor = min(max(recent / max(threshold, 1), 1.0), float(AUTO_MOST))
+    return int(base * factor)

@@ -238,7 +238,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("challenge", "Puzzle on joining", "Off: nobody solves one. On: every new join "
             "solves a small puzzle first (a second or so of the browser's work; people who "
             "already hold a place never do). Auto: on while more joined in the last minute "
-            "than the threshold below.",
+            "than the threshold below, and harder the more joined: the work below times "
+            "the last minute's joins over the threshold, at most 16 times.",
             "off", choices=(("off", "Off"), ("on", "On"), ("auto", "Auto"))),
     Setting("challenge_threshold", "Puzzle threshold", "With the puzzle on auto: it is "
             "asked while more than this many joined in the last minute.",

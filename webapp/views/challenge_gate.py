@@ -38,13 +38,15 @@ def passes(room: str, payload: object) -> bool:
 
 
 def fresh(room: str) -> dict[str, Any]:
-    """A new challenge for the room, at its cost."""
-    return challenges().issue(room, lobby().settings(room).challenge_cost)
+    """A new challenge for the room, at its cost now (under auto: the busier, the more)."""
+    found = challenges()
+    return found.issue(room, found.cost(room, lobby().settings(room)))
 
 
 def words() -> str:
     """Why a join without a solution was refused, in the visitor's language."""
     return _(
         "This room asks your browser to solve a small puzzle before you join, to keep "
-        "bots out. Press the button: it takes a second or two, and needs JavaScript."
+        "bots out. Press the button: it takes a second or two (longer while very many "
+        "are joining), and needs JavaScript."
     )
