@@ -7,14 +7,15 @@ network, and wrong admin passwords per account and in total; beyond them a 429 w
   ``WEBAPP_JOIN_NETWORK_LIMIT`` (200 per minute) per network (a /24 of IPv4, a /64 of
   IPv6), on every join: the room's button, the JSON API's join, a waitlist's sign-up;
   ``WEBAPP_SIGNUP_LIMIT`` (10 per hour) per address, on a waitlist's sign-ups. All of a
-  join's limits are checked and counted by one script (``webapp.domain.join_limits``). A
+  join's limits are checked and counted by one script (``webapp.domain.join_limits``:
+  never more than the limit in any span of its window). A
   re-join is not counted: a browser that holds a place in the room, an API join whose
   ``Idempotency-Key`` holds a live ticket there. Behind a proxy, set
   ``WEBAPP_PROXY_COUNT`` so that the client's address is the one counted.
 - ``WEBAPP_ADMIN_ACCOUNT_LIMIT`` (10 per 15 minutes) of wrong passwords per account name
   and ``WEBAPP_ADMIN_TOTAL_LIMIT`` (100 per 15 minutes) in all, besides the per-address
   ``WEBAPP_ADMIN_FAILURE_LIMIT``: 200 guesses from 20 addresses are refused too. These
-  count with flask-limiter (sliding-window counters; its keys under ``<prefix>:limits``).
+  count with flask-limiter (moving windows; its keys under ``<prefix>:limits``).
 """
 
 from __future__ import annotations

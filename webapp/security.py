@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 csrf = CSRFProtect()
 # Counted in Redis (every worker and host agrees), per client address, and only for
-# refused credentials: an admin at work is never slowed down. Sliding-window counters
-# (two counters a key, one script a hit) rather than moving windows (a list of every
-# hit, read at the limit's length): a join's limits cost 495 -> 686 joins/s on one
-# worker (wrk, 32 connections), the same limits to a request's count within a window.
-limiter = Limiter(key_func=get_remote_address, strategy="sliding-window-counter")
+# refused credentials: an admin at work is never slowed down. Moving windows: never
+# more refusals than the limit in any span of its window (a password guesser cannot
+# time its tries past it); the lists hold at most the limit's few entries. (Joins are
+# counted by webapp.domain.join_limits, one script for all of a join's limits.)
+limiter = Limiter(key_func=get_remote_address, strategy="moving-window")
 HSTS = "max-age=31536000; includeSubDomains"
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 

@@ -1,7 +1,7 @@
-"""Joins per address and per network in sliding-window counters (webapp/domain/
-join_limits.py, join_limits.lua): the script against a plain-Python model, Retry-After
-honest to the second, a refused join counted nowhere, and the keys of one join in one
-hash slot (Redis Cluster)."""
+"""Joins per address and per network (webapp/domain/join_limits.py, join_limits.lua):
+the script against a plain-Python model, never more than a limit's amount in any span
+of its window, Retry-After honest to the second, a refused join counted nowhere, and
+the keys of one join in one hash slot (Redis Cluster)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from webapp.domain.join_limits import (
+    BUCKETS,
     JoinLimits,
     Limit,
     Throttled,
+    bucket_ms,
     network_of,
-    refuses,
     retry_after,
 )
 from webapp.redis.keys import Keys
@@ -26,23 +27,24 @@ ADDRESSES = ["192.0.2.1", "192.0.2.2", "198.51.100.7", "2001:db8::1", "2001:db8:
 
 
 class Model:
-    """Sliding-window counters in plain Python: per (scope, who, window) the joins of
-    each numbered window; a join passes if every limit's weighted count has room."""
+    """The rule in plain Python: per (scope, who, window) the joins of each bucket; a
+    join passes if, for every limit, the current bucket and the BUCKETS before it hold
+    fewer than its amount."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[str, str, int, int], int] = {}
 
-    def hit(self, limits: list[Limit], now: float) -> str | None:
-        now_ms = int(now * 1000)
+    def buckets(self, limit: Limit, now_ms: int) -> list[int]:
+        k = now_ms // bucket_ms(limit.window)
+        return [self.counts.get((limit.scope, limit.who, limit.window, j), 0)
+                for j in range(k - BUCKETS, k + 1)]  # fmt: skip
+
+    def hit(self, limits: list[Limit], now_ms: int) -> str | None:
         for limit in limits:
-            index, into = divmod(now_ms, limit.window * 1000)
-            previous = self.counts.get((limit.scope, limit.who, limit.window, index - 1), 0)
-            current = self.counts.get((limit.scope, limit.who, limit.window, index), 0)
-            if refuses(limit.amount, previous, current, into, limit.window * 1000):
+            if sum(self.buckets(limit, now_ms)) + 1 > limit.amount:
                 return limit.scope
         for limit in limits:
-            index = now_ms // (limit.window * 1000)
-            key = (limit.scope, limit.who, limit.window, index)
+            key = (limit.scope, limit.who, limit.window, now_ms // bucket_ms(limit.window))
             self.counts[key] = self.counts.get(key, 0) + 1
         return None
 
@@ -70,55 +72,62 @@ def outcome(joins: JoinLimits, limits: list[Limit], now: float) -> str | None:
 )
 @given(
     steps=st.lists(
-        st.tuples(st.sampled_from(ADDRESSES), st.floats(0, 40, allow_nan=False)),
-        min_size=1,
-        max_size=60,
+        st.tuples(st.sampled_from(ADDRESSES), st.integers(0, 40_000)), min_size=1, max_size=60
     ),
     per_address=st.integers(0, 6),
     per_network=st.integers(1, 9),
 )
-def test_the_script_decides_as_the_model(
-    r: Any, keys: Keys, steps: list[tuple[str, float]], per_address: int, per_network: int
+def test_the_script_decides_as_the_model_and_no_window_holds_more(
+    r: Any, keys: Keys, steps: list[tuple[str, int]], per_address: int, per_network: int
 ) -> None:
+    """The script's answers are the model's; and in the joins let in, no span of 60 s
+    holds more than a limit's amount, whatever the timing."""
     r.flushall()
-    joins, model, now = JoinLimits(r, keys, Scripts(r)), Model(), 1_000_000.0
+    joins, model, now_ms = JoinLimits(r, keys, Scripts(r)), Model(), 1_000_000_000
+    passed: list[tuple[int, str]] = []
     for address, gap in steps:
-        now += gap
+        now_ms += gap
         limits = limits_of(address, per_address, per_network)
-        assert outcome(joins, limits, now) == model.hit(limits, now), (address, now)
+        found = outcome(joins, limits, now_ms / 1000)
+        assert found == model.hit(limits, now_ms), (address, now_ms)
+        if found is None:
+            passed.append((now_ms, address))
+    for at, _ in passed:
+        span = [(t, a) for t, a in passed if at <= t < at + 60_000]
+        for address in {a for _, a in span}:
+            assert sum(1 for _, a in span if a == address) <= per_address
+        for network in {network_of(a) for _, a in span}:
+            assert sum(1 for _, a in span if network_of(a) == network) <= per_network
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    amount=st.integers(0, 30),
-    window=st.sampled_from([1, 60, 3600]),
-    previous=st.integers(0, 60),
-    current=st.integers(0, 60),
+    amount=st.integers(0, 12),
+    window=st.sampled_from([6, 60, 3600]),
+    counts=st.lists(st.integers(0, 5), min_size=BUCKETS + 1, max_size=BUCKETS + 1),
     share=st.floats(0, 0.999),
 )
 def test_retry_after_is_the_first_whole_second_a_join_passes(
-    amount: int, window: int, previous: int, current: int, share: float
+    amount: int, window: int, counts: list[int], share: float
 ) -> None:
     """Refused now: after ``retry_after`` seconds (nobody else joining) a join passes,
     and one second earlier it would still have been refused (a limit of 0 refuses
-    always: come back in a window)."""
-    window_ms = window * 1000
-    elapsed_ms = int(share * window_ms)
-    counts = {499: previous, 500: current}  # the window before, the window now
-
-    def passes(later_ms: int) -> bool:
-        index, into = divmod(500 * window_ms + elapsed_ms + later_ms, window_ms)
-        return not refuses(amount, counts.get(index - 1, 0), counts.get(index, 0), into,
-                           window_ms)  # fmt: skip
-
-    if passes(0):
-        return  # nothing to wait for
-    wait = retry_after(amount, window_ms, previous, current, elapsed_ms)
+    always: come back in a window and a bucket)."""
+    size = bucket_ms(window)
+    k = 1_000
+    now_ms = k * size + int(share * size)
+    model, limit = Model(), Limit("join-address", "192.0.2.1", amount, window)
+    for j, n in enumerate(counts):
+        model.counts[(limit.scope, limit.who, window, k - BUCKETS + j)] = n
+    if sum(counts) + 1 <= amount:
+        return  # not refused: nothing to wait for
+    wait = retry_after(amount, counts, now_ms, size)
     if amount == 0:
-        assert wait == window
+        assert wait == -(-(BUCKETS + 1) * size // 1000)
         return
-    assert wait >= 1 and passes(wait * 1000)
-    assert wait == 1 or not passes((wait - 1) * 1000)
+    assert wait >= 1 and sum(model.buckets(limit, now_ms + wait * 1000)) + 1 <= amount
+    if wait > 1:
+        assert sum(model.buckets(limit, now_ms + (wait - 1) * 1000)) + 1 > amount
 
 
 def test_a_refused_join_counts_nowhere(joins: JoinLimits, r: Any) -> None:
@@ -126,9 +135,9 @@ def test_a_refused_join_counts_nowhere(joins: JoinLimits, r: Any) -> None:
     now = 1_000_000.0
     for i in range(3):
         outcome(joins, limits_of(f"203.0.113.{i}", 5, 3), now)
-    before = sorted((k, r.get(k)) for k in r.keys("*"))
+    before = sorted((k, r.hgetall(k)) for k in r.keys("*"))
     assert outcome(joins, limits_of("203.0.113.9", 5, 3), now) == "join-network"
-    assert sorted((k, r.get(k)) for k in r.keys("*")) == before
+    assert sorted((k, r.hgetall(k)) for k in r.keys("*")) == before
 
 
 def test_a_throttled_join_says_when_to_come_back(joins: JoinLimits) -> None:
@@ -137,14 +146,19 @@ def test_a_throttled_join_says_when_to_come_back(joins: JoinLimits) -> None:
     assert [outcome(joins, limits, now) for _ in range(3)] == [None, None, "join-address"]
     with pytest.raises(Throttled) as refused:
         joins.hit(limits, network_of("192.0.2.1"), now)
-    assert 1 <= refused.value.retry_after <= 120
+    assert 60 <= refused.value.retry_after <= 70  # the 20 s bucket leaves after 60 to 70 s
+    assert outcome(joins, limits, now + refused.value.retry_after - 1) == "join-address"
     assert outcome(joins, limits, now + refused.value.retry_after) is None
 
 
-def test_counters_expire_after_two_windows(joins: JoinLimits, r: Any) -> None:
-    outcome(joins, limits_of("192.0.2.1", 5, 5), 1_000_000.0)
-    ttls = [r.pttl(k) for k in r.keys("*")]
-    assert len(ttls) == 2 and all(60_000 < t <= 120_000 for t in ttls)
+def test_keys_stay_small_and_expire(joins: JoinLimits, r: Any) -> None:
+    """An address joining all day keeps at most BUCKETS + 1 buckets, and its key goes
+    a window and a bucket after its last join."""
+    for minute in range(30):
+        outcome(joins, limits_of("192.0.2.1", 1000, 1000), 1_000_000.0 + minute * 7)
+    for key in r.keys("*"):
+        assert r.hlen(key) <= BUCKETS + 1
+        assert 60_000 < r.pttl(key) <= 70_000
 
 
 def test_one_joins_keys_share_a_slot_on_a_cluster(db: Any) -> None:

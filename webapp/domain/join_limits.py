@@ -1,18 +1,21 @@
-"""Joins per client address and per network (issue 25), in sliding-window counters, all
-of one join's limits checked and counted by one script call. No Flask.
+"""Joins per client address and per network (issue 25), all of one join's limits
+checked and counted by one script call. No Flask.
 
-A limit of ``amount`` per ``window`` seconds keeps two counters: this window's and the
-previous one's. A join passes while ``previous * (1 - elapsed / window) + current`` stays
-below ``amount`` (``refuses``) (the previous window's joins fade out as the current one fills: no
-burst of twice the limit across a window's edge, as fixed windows allow), the same rule
-as the ``limits`` library's sliding-window counter, which the admin throttles use
-through flask-limiter. Here every limit a join is under (its address, its network, a
-waitlist's sign-ups per address) is checked and counted in ``join_limits.lua`` at once:
-flask-limiter spent one script call per limit and about three times a join's own CPU
-on its bookkeeping (docs/performance.md). A refused join counts against nothing.
+A limit of ``amount`` per ``window`` seconds counts joins in ``BUCKETS`` buckets a window
+(10 s for a minute's limit). A join passes while the buckets that overlap the last
+``window`` seconds (the current one and the ``BUCKETS`` before it, the oldest counted
+whole) hold fewer than ``amount``. So no span of ``window`` seconds ever holds more than
+``amount`` joins (a moving window's promise; a sliding-window counter, which assumes the
+previous window's joins were spread evenly, lets a client that times its joins take
+more), while a key costs at most ``BUCKETS + 1`` hash fields, not one entry per join. A
+join may be refused up to one bucket early: the price of that bound.
 
-The counters of an address and of its network share one hash tag (the network's), so
-the script runs on Redis Cluster.
+Every limit a join is under (its address, its network, a waitlist's sign-ups per
+address) is checked and counted in ``join_limits.lua`` at once: flask-limiter spent one
+script call per limit and about three times a join's own CPU on its bookkeeping
+(docs/performance.md). A refused join counts against nothing. The counters of an address
+and of its network share one hash tag (the network's), so the script runs on Redis
+Cluster.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any, NamedTuple
 
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
+
+BUCKETS = 6  # buckets a window: a minute's limit counts in 10 s buckets
 
 
 class Limit(NamedTuple):
@@ -56,28 +61,20 @@ def network_of(address: str) -> str:
     return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))
 
 
-def refuses(amount: int, previous: int, current: int, elapsed_ms: int, window_ms: int) -> bool:
-    """Whether a limit refuses one more join ``elapsed_ms`` into its window. The product
-    first, then one division: exact wherever the weighted count is a whole number, so a
-    join at the edge passes or not as the arithmetic says (join_limits.lua is the same)."""
-    return previous * (window_ms - elapsed_ms) / window_ms + current + 1 > amount
+def bucket_ms(window: int) -> int:
+    """The length of one bucket of a limit of ``window`` seconds, in milliseconds."""
+    return max(window * 1000 // BUCKETS, 1)
 
 
-def retry_after(amount: int, window_ms: int, previous: int, current: int, elapsed_ms: int) -> int:
+def retry_after(amount: int, buckets: Sequence[int], now_ms: int, size_ms: int) -> int:
     """Whole seconds (at least 1) until one more join passes a limit that refuses one
-    now, if nobody else joins meanwhile: the previous window's joins fade out; if this
-    window's alone fill the limit, they must fade in the next window. In milliseconds,
-    whole numbers throughout, as the script counts."""
-    room = amount - 1  # the count a join may find and still pass
-    if room < 0:  # a limit of 0: no join ever passes; ask again in a window
-        wait_ms = window_ms
-    elif current > room:  # into the next window, until current * (1 - t / W) <= room
-        wait_ms = window_ms - elapsed_ms + -(-window_ms * (current - room) // current)
-    elif previous > 0:  # until previous * (W - elapsed - t) / W + current <= room
-        wait_ms = window_ms - elapsed_ms - window_ms * (room - current) // previous
-    else:  # not refused
-        wait_ms = 0
-    return max(1, -(-wait_ms // 1000))
+    now, if nobody else joins meanwhile: as each bucket leaves the window, its joins
+    stop counting. ``buckets``: the counts, oldest first, the last the current one."""
+    for gone in range(1, len(buckets) + 1):
+        if sum(buckets[gone:]) + 1 <= amount:
+            start = (now_ms // size_ms + gone) * size_ms  # when that many buckets left
+            return max(1, -(-(start - now_ms) // 1000))
+    return max(1, -(-(len(buckets) * size_ms) // 1000))  # a limit of 0: a window on
 
 
 class JoinLimits:
@@ -94,14 +91,12 @@ class JoinLimits:
         args: list[int] = []
         now_ms = int(now * 1000)
         for limit in limits:
-            index, elapsed_ms = divmod(now_ms, limit.window * 1000)
-            for number in (index - 1, index):
-                keys.append(self.keys.join_limit(network, limit.scope, limit.who, limit.window,
-                                                 number))  # fmt: skip
-            args += [limit.amount, elapsed_ms, limit.window * 1000]
-        refused, previous, current = (int(n) for n in self._script(keys=keys, args=args))
+            size = bucket_ms(limit.window)
+            keys.append(self.keys.join_limit(network, limit.scope, limit.who, limit.window))
+            args += [limit.amount, now_ms // size, size]
+        reply = self._script(keys=keys, args=[BUCKETS, *args])
+        refused, *buckets = (int(n) for n in reply)
         if refused:
             limit = limits[refused - 1]
-            window_ms = limit.window * 1000
-            wait = retry_after(limit.amount, window_ms, previous, current, now_ms % window_ms)
+            wait = retry_after(limit.amount, buckets, now_ms, bucket_ms(limit.window))
             raise Throttled(limit.scope, wait)

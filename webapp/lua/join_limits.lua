@@ -1,28 +1,44 @@
 -- join_limits.lua: checks one join against every limit it is under and, if all pass,
--- counts it in each (webapp/domain/join_limits.py: sliding-window counters). A refused
--- join counts against nothing.
--- KEYS: two per limit, in order: the previous window's counter, the current window's
---       (strings with a TTL of two windows; one hash tag: the client's network)
--- ARGV: three per limit, in the same order: the amount allowed, the milliseconds
---       elapsed in the current window, the window's length in milliseconds
--- Reply: {0, 0, 0} if counted; else {n, previous, current}: the first limit (1-based)
---        that refused, and its two counters as found
-local limits = #KEYS / 2
-local found = {}
-for i = 1, limits do
-    local previous = tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0')
-    local current = tonumber(redis.call('GET', KEYS[2 * i]) or '0')
-    local amount = tonumber(ARGV[3 * i - 2])
-    local elapsed = tonumber(ARGV[3 * i - 1])
-    local window = tonumber(ARGV[3 * i])
-    if previous * (window - elapsed) / window + current + 1 > amount then  -- as refuses()
-        return {i, previous, current}
+-- counts it in each (webapp/domain/join_limits.py). A limit counts joins in buckets;
+-- a join passes while the buckets overlapping the last window (the current one and
+-- the B before it, the oldest counted whole) hold fewer than the limit's amount, so
+-- no window-long span ever holds more. A refused join counts against nothing.
+-- KEYS: one per limit, in order: its hash, bucket number -> joins (one hash tag: the
+--       client's network)
+-- ARGV: 1 B, the buckets a window; then three per limit, in the same order: the amount
+--       allowed, the current bucket's number, a bucket's length in milliseconds
+-- Reply: {0} if counted; else {n, c(k-B), ..., c(k)}: the first limit (1-based) that
+--        refused, and its buckets' counts as found, oldest first
+local b = tonumber(ARGV[1])
+for i = 1, #KEYS do
+    local amount = tonumber(ARGV[3 * i - 1])
+    local k = tonumber(ARGV[3 * i])
+    local fields = {}
+    for j = k - b, k do
+        fields[#fields + 1] = j
     end
-    found[i] = window
-end
-for i = 1, limits do
-    if redis.call('INCR', KEYS[2 * i]) == 1 then
-        redis.call('PEXPIRE', KEYS[2 * i], 2 * found[i])
+    local found = redis.call('HMGET', KEYS[i], unpack(fields))
+    local reply, sum = {i}, 0
+    for j = 1, #found do
+        local n = tonumber(found[j]) or 0
+        sum = sum + n
+        reply[#reply + 1] = n
+    end
+    if sum + 1 > amount then
+        return reply
     end
 end
-return {0, 0, 0}
+for i = 1, #KEYS do
+    local k = tonumber(ARGV[3 * i])
+    local size = tonumber(ARGV[3 * i + 1])
+    redis.call('HINCRBY', KEYS[i], k, 1)
+    if redis.call('HLEN', KEYS[i]) > b + 1 then  -- buckets out of the window go
+        for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
+            if tonumber(field) < k - b then
+                redis.call('HDEL', KEYS[i], field)
+            end
+        end
+    end
+    redis.call('PEXPIRE', KEYS[i], (b + 1) * size)
+end
+return {0}

@@ -278,12 +278,12 @@ class Keys:
         of this room (``webapp.domain.challenge``: each counts once)."""
         return f"{self.prefix}:{{room:{room}}}:altcha:{challenge}"
 
-    def join_limit(self, network: str, scope: str, who: str, window: int, number: int) -> str:
-        """string, a counter with a TTL of two windows: joins of ``who`` (an address or
-        a network) under ``scope`` in the window numbered ``number`` of ``window``
-        seconds. Hash tag: the client's network, so one script counts all of a join's
+    def join_limit(self, network: str, scope: str, who: str, window: int) -> str:
+        """hash, bucket number -> joins of ``who`` (an address or a network) under
+        ``scope`` in that bucket of a limit of ``window`` seconds; TTL, a window and a
+        bucket. Hash tag: the client's network, so one script counts all of a join's
         limits (``webapp.domain.join_limits``)."""
-        return f"{self.prefix}:joins:{{net:{network}}}:{scope}:{who}:{window}:{number}"
+        return f"{self.prefix}:joins:{{net:{network}}}:{scope}:{who}:{window}"
 
     def mail_budget(self, mailbox: str, window: int) -> str:
         """string, a counter with a TTL of the window: emails sent to one mailbox (its
