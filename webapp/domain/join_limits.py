@@ -62,8 +62,9 @@ def network_of(address: str) -> str:
 
 
 def bucket_ms(window: int) -> int:
-    """The length of one bucket of a limit of ``window`` seconds, in milliseconds."""
-    return max(window * 1000 // BUCKETS, 1)
+    """The length of one bucket of a limit of ``window`` seconds, in milliseconds
+    (rounded up: ``BUCKETS`` of them cover the window)."""
+    return max(-(-window * 1000 // BUCKETS), 1)
 
 
 def retry_after(amount: int, buckets: Sequence[int], now_ms: int, size_ms: int) -> int:
