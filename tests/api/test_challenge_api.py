@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
 from altcha.v1 import Payload, solve_challenge
 
 
@@ -27,7 +28,7 @@ def test_a_join_without_a_solution_is_403_with_a_challenge(client, make_room):
     make_room("hall", capacity=1, admission_mode="manual", challenge="on", challenge_cost=2000)
     make_room("annex", capacity=1, admission_mode="manual", challenge="on", challenge_cost=2000)
     other = solve(client.get("/api/rooms/annex/challenge").get_json())
-    for body in ({}, {"altcha": "nonsense"}, {"altcha": 5}, {"altcha": other}):
+    for body in ({}, {"altcha": "nonsense"}, {"altcha": other}):  # not text: 400, below
         reply = client.post("/api/rooms/hall/join", json=body)
         assert reply.status_code == 403
         found = reply.get_json()
@@ -88,6 +89,17 @@ def test_auto_asks_more_work_while_many_join(client, make_room):
             client.post("/api/rooms/hall/join", json={"altcha": solve(challenge)}).status_code
             == 200
         )
+
+
+@pytest.mark.parametrize("altcha", [5, ["x"], {"a": 1}, "x" * 2049])
+@pytest.mark.parametrize("challenge", ["off", "on"])
+def test_a_bad_altcha_is_a_400_whether_asked_or_not(client, make_room, altcha, challenge):
+    """Not text, or over 2,048 characters: 400 and no place, in a room that asks for a
+    puzzle and in one that does not (schemathesis found the second taking it)."""
+    make_room("hall", capacity=1, admission_mode="manual", challenge=challenge)
+    reply = client.post("/api/rooms/hall/join", json={"altcha": altcha})
+    assert reply.status_code == 400 and "altcha" in reply.get_json()["error"]
+    assert client.get("/api/rooms/hall/qsize").get_json()["len"] == 0
 
 
 def test_off_asks_nothing_and_unknown_rooms_are_404(client, make_room):

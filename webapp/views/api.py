@@ -10,6 +10,7 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.challenge import MAX_PAYLOAD
 from webapp.domain.emails import normalise_email
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
@@ -130,7 +131,7 @@ def join(room: str) -> ResponseReturnValue:
     email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
     # A proof of work first, when the room asks (missing, wrong, expired or used: 403,
     # with a fresh challenge, and nothing changes); never for a re-join
-    solved = body.get("altcha")
+    solved = text_field(body, "altcha", MAX_PAYLOAD)  # a bad one is a 400 whether asked or not
     if (
         gate.required(room)
         and not gate.api_holds_place(room, key)
