@@ -4,11 +4,12 @@ Redis Cluster too overrides ``client`` with ``db``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from building import engine
-from recording import RecordingPublisher
+from recording import RecordingMailbox, RecordingPublisher, smtp_server
 
 from webapp.domain.announcer import Announcer
 from webapp.domain.chat import Chats
@@ -72,3 +73,10 @@ def visits(
     waitlists: Waitlists,
 ) -> Visits:
     return Visits(rooms, reports, chats, announcer, lobby, waitlists)
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[RecordingMailbox, int]]:
+    """A recording SMTP server on loopback: its mailbox and port."""
+    with smtp_server() as started:
+        yield started

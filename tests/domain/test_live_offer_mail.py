@@ -7,19 +7,12 @@ from email.header import decode_header, make_header
 
 import pytest
 from building import mailer_of
-from recording import smtp_server
 
 from webapp.domain.claims import ClaimRefused, verify_claim
 from webapp.i18n import compile_catalogues, translations_dir
 
 ROOM = "lobby"
 SECRET = "live mail secret"
-
-
-@pytest.fixture
-def smtp():
-    with smtp_server() as started:
-        yield started
 
 
 def test_an_offered_seat_is_mailed_once_with_a_link_until_its_deadline(rooms, clock, smtp):

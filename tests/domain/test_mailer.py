@@ -17,7 +17,6 @@ from pathlib import Path
 import building
 import pytest
 from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
-from recording import smtp_server
 
 from webapp.domain.claims import address_tag, verify_claim
 from webapp.domain.mail import MailHealth
@@ -27,12 +26,6 @@ from webapp.mailer import GROUP
 ROOM = "list"
 SECRET = "mailer test secret"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def smtp():
-    with smtp_server() as started:
-        yield started
 
 
 def admit(rooms, n):

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import building
 import pytest
-from recording import smtp_server
 
 from webapp.domain.waitlist import KnownAddress, Waitlists
 
 SECRET = "mailer test secret"
-
-
-@pytest.fixture
-def smtp():
-    with smtp_server() as started:
-        yield started
 
 
 def sign_up(rooms, room, n):
