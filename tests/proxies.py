@@ -23,6 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from gunicorn_app import stopping
 
@@ -97,6 +98,17 @@ def wait_for_port(
 
 
 @contextlib.contextmanager
+def serving(argv: list[str], port: int, log: Path, **popen: Any) -> Iterator[None]:
+    """``argv`` started with its output in ``log``, until it listens on ``port``; stopped
+    on the way out."""
+    with open(log, "wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=out, **popen)
+    with stopping(process):
+        wait_for_port(port, process, log)
+        yield
+
+
+@contextlib.contextmanager
 def run_nginx(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
     """nginx with ``block`` on 127.0.0.1:``listen``; yields its scratch directory."""
     scratch = Path(tempfile.mkdtemp(prefix="wr-nginx-"))
@@ -109,12 +121,7 @@ def run_nginx(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
                                capture_output=True, text=True)  # fmt: skip
         if check.returncode:
             raise RuntimeError(f"nginx -t refused the configuration:\n{check.stderr}")
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                [NGINX, "-c", str(conf), "-e", str(scratch / "error.log")], stdout=out, stderr=out
-            )
-        with stopping(process):
-            wait_for_port(listen, process, log)
+        with serving([NGINX, "-c", str(conf), "-e", str(scratch / "error.log")], listen, log):
             yield scratch
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -130,13 +137,8 @@ def run_caddy(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
         env = {**os.environ, "HOME": str(scratch), "XDG_DATA_HOME": str(scratch / "data"),
                "XDG_CONFIG_HOME": str(scratch / "config")}  # fmt: skip
         log = scratch / "caddy.log"
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                [CADDY, "run", "--config", str(conf), "--adapter", "caddyfile"],
-                stdout=out, stderr=out, env=env, cwd=scratch,
-            )  # fmt: skip
-        with stopping(process):
-            wait_for_port(listen, process, log)
+        argv = [CADDY, "run", "--config", str(conf), "--adapter", "caddyfile"]
+        with serving(argv, listen, log, env=env, cwd=scratch):
             yield scratch
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -146,14 +148,9 @@ def run_caddy(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
 def run_origin(port: int, waiting_room: str, room: str) -> Iterator[None]:
     """The small origin site of tests/site_origin.py on 127.0.0.1:``port``."""
     log = Path(tempfile.mkstemp(prefix="wr-origin-", suffix=".log")[1])
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "site_origin.py"), str(port), waiting_room, room],
-            stdout=out, stderr=out,
-        )  # fmt: skip
+    argv = [sys.executable, str(ROOT / "tests" / "site_origin.py"), str(port), waiting_room, room]
     try:
-        with stopping(process):
-            wait_for_port(port, process, log)
+        with serving(argv, port, log):
             yield
     finally:
         log.unlink(missing_ok=True)
