@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from altcha.v1 import Payload, solve_challenge
 from flask import Config
 
 from webapp.config import Defaults
@@ -86,3 +87,14 @@ def sign_up(
             waitlists.confirm(room, entry.id)
         ids.append(entry.id)
     return ids
+
+
+def solved(challenge: dict[str, Any]) -> str:
+    """What a browser's solver sends back for an ALTCHA ``challenge`` (as the API gives
+    it): the payload, base64 JSON."""
+    found = solve_challenge(
+        challenge["challenge"], challenge["salt"], challenge["algorithm"], challenge["maxnumber"]
+    )
+    assert found is not None
+    return Payload(challenge["algorithm"], challenge["challenge"], found.number,
+                   challenge["salt"], challenge["signature"]).to_base64()  # fmt: skip

@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 import pytest
-from altcha.v1 import Challenge, Payload, solve_challenge
+from building import solved
 
 from webapp.domain.challenge import AUTO_MOST, LIFETIME, Challenges, scaled_cost
 from webapp.domain.settings import RoomSettings
@@ -19,17 +19,6 @@ COST = 5_000
 @pytest.fixture
 def challenges(r, keys, clock):
     return Challenges(r, keys, "the app's secret", clock)
-
-
-def solved(challenge: dict) -> str:
-    """What a browser's solver sends back: the payload, base64 JSON."""
-    found = Challenge(challenge["algorithm"], challenge["challenge"], challenge["maxnumber"],
-                      challenge["salt"], challenge["signature"])  # fmt: skip
-    solution = solve_challenge(found.challenge, found.salt, found.algorithm, found.max_number)
-    assert solution is not None
-    payload = Payload(found.algorithm, found.challenge, solution.number, found.salt,
-                      found.signature)  # fmt: skip
-    return payload.to_base64()
 
 
 def test_a_solution_counts_once_and_only_in_its_room(challenges):

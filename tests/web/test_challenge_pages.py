@@ -6,18 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from altcha.v1 import Payload, solve_challenge
+from building import solved
 
 from tests.web.conftest import Visitor
 
 
 def solution(visitor: Visitor, room: str) -> str:
-    challenge = visitor.get(f"/api/rooms/{room}/challenge").get_json()
-    found = solve_challenge(challenge["challenge"], challenge["salt"], challenge["algorithm"],
-                            challenge["maxnumber"])  # fmt: skip
-    assert found is not None
-    return Payload(challenge["algorithm"], challenge["challenge"], found.number,
-                   challenge["salt"], challenge["signature"]).to_base64()  # fmt: skip
+    return solved(visitor.get(f"/api/rooms/{room}/challenge").get_json())
 
 
 def press(visitor: Visitor, room: str, altcha: str = "") -> Any:
