@@ -39,7 +39,17 @@ from pathlib import Path
 from typing import Any
 
 import websocket
-from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until
+from servers import (
+    HOST,
+    answers,
+    free_port,
+    run_bounded,
+    spawn,
+    start_redis,
+    stop,
+    tree_cpu,
+    wait_until,
+)
 
 ADMIN = "bench-admin-token-0123456789"
 ROOM = "bench-chat"
@@ -49,14 +59,6 @@ GOAL_CHAT = 1.5  # issue 14: p50 and p99 within 1.5 times the bare fan-out's
 
 
 # -- servers -----------------------------------------------------------------------------
-
-
-def http_answers(url: str) -> bool:
-    try:
-        urllib.request.urlopen(url, timeout=2).close()
-        return True
-    except OSError:
-        return False
 
 
 def start(
@@ -86,7 +88,7 @@ def start(
     stack.callback(stop, proc)
     url = f"http://{HOST}:{port}"
     ready = "/ping" if app.startswith("baseline_app") else "/api/rooms"
-    wait_until(lambda: http_answers(f"{url}{ready}"), proc, log)
+    wait_until(lambda: answers(f"{url}{ready}", timeout=2), proc, log)
     return url, [redis_pid, proc.pid]
 
 

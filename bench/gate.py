@@ -41,7 +41,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from proxies import doc_blocks, run_nginx  # noqa: E402
-from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until  # noqa: E402
+from servers import (  # noqa: E402
+    HOST,
+    answers,
+    free_port,
+    run_bounded,
+    spawn,
+    start_redis,
+    stop,
+    tree_cpu,
+    wait_until,
+)
 
 from webapp.domain.passes import VERIFIED_KEPT, Passes, PassKeys, new_private_pem  # noqa: E402
 from webapp.domain.tickets import new_ticket  # noqa: E402
@@ -138,14 +148,7 @@ def start_app(stack: contextlib.ExitStack, scratch: Path, public: str, key: str)
     gunicorn = spawn([sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
                       "--bind", f"{HOST}:{app}", "webapp:create_app()"], log, env)  # fmt: skip
     stack.callback(stop, gunicorn)
-
-    def answers() -> bool:
-        with contextlib.suppress(OSError):
-            urllib.request.urlopen(f"http://{HOST}:{app}/api/rooms", timeout=1).close()
-            return True
-        return False
-
-    wait_until(answers, gunicorn, log)
+    wait_until(lambda: answers(f"http://{HOST}:{app}/api/rooms"), gunicorn, log)
     return app, gunicorn.pid
 
 

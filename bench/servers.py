@@ -79,10 +79,10 @@ def wait_until(ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Pa
         time.sleep(0.05)
 
 
-def answers(url: str) -> bool:
-    """Whether an HTTP server answers ``url`` with a success within a second."""
+def answers(url: str, timeout: float = 1) -> bool:
+    """Whether an HTTP server answers ``url`` with a success within ``timeout`` seconds."""
     try:
-        urllib.request.urlopen(url, timeout=1).close()
+        urllib.request.urlopen(url, timeout=timeout).close()
         return True
     except OSError:
         return False
