@@ -41,6 +41,7 @@ from typing import Any
 import websocket
 from servers import (
     HOST,
+    OPEN_JOIN_LIMITS,
     answers,
     free_port,
     run_bounded,
@@ -76,10 +77,7 @@ def start(
         "WEBAPP_SECRET_KEY": "bench-secret-key-0123456789",
         "WEBAPP_DATA_DIR": str(workdir),
         "WEBAPP_MAX_CONNECTIONS_PER_USER": "1000",
-        # every member joins from loopback: the limits per address (issue 25) set beyond
-        # what the bench sends
-        "WEBAPP_JOIN_LIMIT": "100000 per minute",
-        "WEBAPP_JOIN_NETWORK_LIMIT": "100000 per minute",
+        **OPEN_JOIN_LIMITS,
         "WEB_WORKER_CLASS": "gevent",
         "WEB_CONCURRENCY": str(workers),
     }

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import websocket
-from servers import HOST, answers, free_port, spawn, stop, wait_until
+from servers import HOST, OPEN_JOIN_LIMITS, answers, free_port, spawn, stop, wait_until
 
 ADMIN = "bench-admin-token-0123456789"
 DRAINS = 8  # reader threads for the open sockets
@@ -54,6 +54,7 @@ class App:
             WEBAPP_DATA_DIR=self.dir,
             WEBAPP_ADMIN_TOKEN=ADMIN,
             WEBAPP_SECRET_KEY="bench-secret-key-0123456789",
+            **OPEN_JOIN_LIMITS,
         )
         log = Path(self.dir) / "gunicorn.log"
         argv = [
