@@ -53,6 +53,7 @@ import redis
 from api_throughput import ADMIN_TOKEN, BENCH_DIR, KeepAlive, answers, percentile
 from servers import (
     HOST,
+    OPEN_JOIN_LIMITS,
     ROOT,
     _die_with_parent,
     free_port,
@@ -277,6 +278,7 @@ class Bench:
             WEBAPP_ADMIN_TOKEN=ADMIN_TOKEN,
             WEBAPP_SECRET_KEY="bench-secret-key",
             WEBAPP_DATA_DIR=str(self.workdir / "data"),
+            **OPEN_JOIN_LIMITS,
             WEB_WORKER_CLASS="gevent",
             WEB_CONCURRENCY=str(args.workers),
             PYTHONPATH=str(self.tree),
