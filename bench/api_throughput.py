@@ -38,7 +38,17 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from servers import HOST, free_port, run_bounded, spawn, start_redis, stop, tree_cpu, wait_until
+from servers import (
+    HOST,
+    OPEN_JOIN_LIMITS,
+    free_port,
+    run_bounded,
+    spawn,
+    start_redis,
+    stop,
+    tree_cpu,
+    wait_until,
+)
 
 BENCH_DIR = Path(__file__).resolve().parent
 ADMIN_TOKEN = "bench-admin-token"
@@ -457,10 +467,7 @@ class Bench:
             WEB_WORKER_CLASS=args.worker_class,
             WEB_CONCURRENCY=str(args.workers),
             WEB_THREADS=str(args.server_threads),
-            # every client shares one address: the limits per address (issue 25) are
-            # counted, as in production, but set beyond what the clients send
-            WEBAPP_JOIN_LIMIT="10000000 per minute",
-            WEBAPP_JOIN_NETWORK_LIMIT="10000000 per minute",
+            **OPEN_JOIN_LIMITS,
         )
         self.ports: dict[str, int] = {}
         self.pids: dict[str, int] = {}

@@ -24,7 +24,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from servers import HOST, answers, free_port, spawn, stop, wait_until
+from servers import HOST, OPEN_JOIN_LIMITS, answers, free_port, spawn, stop, wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 ADMIN = "bench-admin-token-0123456789"
@@ -72,9 +72,7 @@ def main() -> None:
     url = f"http://{HOST}:{free_port()}"
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env.update(WEB_CONCURRENCY="1", WEBAPP_DATA_DIR=directory, WEBAPP_ADMIN_TOKEN=ADMIN,
-               WEBAPP_SECRET_KEY="bench-secret-key-0123456789",
-               WEBAPP_JOIN_LIMIT="100000 per minute",
-               WEBAPP_JOIN_NETWORK_LIMIT="100000 per minute")  # fmt: skip
+               WEBAPP_SECRET_KEY="bench-secret-key-0123456789", **OPEN_JOIN_LIMITS)  # fmt: skip
     log = Path(directory) / "gunicorn.log"
     argv = [sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
             "--bind", url.removeprefix("http://"), "webapp:create_app()"]  # fmt: skip
