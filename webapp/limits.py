@@ -65,16 +65,15 @@ def _waitlist(room: str) -> bool:
         return False
 
 
-def join_limits(room: str) -> list[Limit]:
-    """The limits this request's join is under, in the order they are reported."""
+def join_limits(room: str, address: str, network: str) -> list[Limit]:
+    """The limits this request's join (from ``address``, in ``network``) is under, in the
+    order they are reported."""
     if _rejoin(room):
         return []
-    address, config = client_address(), current_app.config
+    config = current_app.config
     found = [
         Limit("join-address", address, *amount_and_window(config["JOIN_LIMIT"])),
-        Limit(
-            "join-network", network_of(address), *amount_and_window(config["JOIN_NETWORK_LIMIT"])
-        ),
+        Limit("join-network", network, *amount_and_window(config["JOIN_NETWORK_LIMIT"])),
     ]
     if _waitlist(room):
         found.append(Limit("signup-address", address, *amount_and_window(config["SIGNUP_LIMIT"])))
@@ -89,7 +88,9 @@ def join_limited(view: Callable[..., Any]) -> Callable[..., Any]:
     def limited(*args: Any, **kwargs: Any) -> Any:
         built = services()
         room = str(kwargs.get("room", ""))
-        built.join_limits.hit(join_limits(room), network_of(client_address()), built.clock())
+        address = client_address()
+        network = network_of(address)
+        built.join_limits.hit(join_limits(room, address, network), network, built.clock())
         return view(*args, **kwargs)
 
     return limited
