@@ -30,7 +30,7 @@ from limits import parse
 from webapp.domain.join_limits import Limit, network_of
 from webapp.domain.refusals import RoomNotFound
 from webapp.security import limiter
-from webapp.views import lobby, reports, services, visitor
+from webapp.views import challenge_gate, lobby, services, visitor
 
 ADMIN_SCOPES = ("admin-account", "admin-total")
 
@@ -54,7 +54,8 @@ def _rejoin(room: str) -> bool:
     """A join that takes no new place: it is not counted (decided before the view)."""
     if request.blueprint == "api":
         key = request.headers.get("Idempotency-Key", "")
-        return bool(key) and len(key) <= 128 and reports().holds(room, f"api:{key}")
+        # longer than api.MAX_IDEMPOTENCY_KEY: the view refuses it, no Redis call here
+        return len(key) <= 128 and challenge_gate.api_holds_place(room, key)
     return visitor.ticket(room) is not None
 
 
