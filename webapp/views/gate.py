@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from flask import Blueprint, current_app, jsonify, make_response, redirect, request, session
@@ -19,7 +19,6 @@ from werkzeug.wrappers import Response
 
 from webapp.domain.passes import InvalidPass, cookie_name
 from webapp.domain.rooms import (
-    InvalidInput,
     RoomError,
     RoomNotFound,
     Ticket,
@@ -27,7 +26,7 @@ from webapp.domain.rooms import (
 )
 from webapp.local_paths import is_local_path
 from webapp.views import lobby, passes, services, visits
-from webapp.views.json_body import whole_number
+from webapp.views.json_body import json_object, whole_number
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -83,7 +82,7 @@ def release(room: str) -> ResponseReturnValue:
     """The site's server lets a visitor go (after checkout, on logout), with the pass as
     a bearer token: the seat ends (``released``) and the next in line is let in at once;
     ``{"sold": n}`` is recorded."""
-    sold = sold_in(request.get_json(silent=True) if request.get_data() else {})
+    sold = whole_number(json_object(required=False), "sold", 0, MAX_SOLD, 0)
     try:
         held = passes().verify(room, bearer(), services().clock())
     except InvalidPass as error:
@@ -91,12 +90,6 @@ def release(room: str) -> ResponseReturnValue:
         return body, 401, {"WWW-Authenticate": 'Bearer realm="release"'}
     ticket, recorded = visits().release(room, held.token, sold)
     return jsonify(released=ticket.why == "released", why=ticket.why or None, sold=recorded)
-
-
-def sold_in(body: Any) -> int:
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
-    return whole_number(body, "sold", 0, MAX_SOLD, 0)
 
 
 def bearer(header: str | None = None) -> str | None:
