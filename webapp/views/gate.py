@@ -8,7 +8,7 @@ the release a site's server sends after checkout. The pass itself is
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
@@ -100,9 +100,14 @@ def bearer(header: str | None = None) -> str | None:
 
 
 def presented() -> str | None:
-    """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
+    """This request's pass (``pass_in``)."""
     room = (request.view_args or {}).get("room", "")
-    return request.cookies.get(cookie_name(room)) or bearer()
+    return pass_in(room, request.cookies, request.headers.get("Authorization", ""))
+
+
+def pass_in(room: str, cookies: Mapping[str, str], authorization: str) -> str | None:
+    """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
+    return cookies.get(cookie_name(room)) or bearer(authorization)
 
 
 class FreshGate:
@@ -125,9 +130,7 @@ class FreshGate:
             room = path[len("/gate/") :]
             if valid_room_name(room):
                 cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
-                raw = cookies.get(cookie_name(room)) or bearer(
-                    environ.get("HTTP_AUTHORIZATION", "")
-                )
+                raw = pass_in(room, cookies, environ.get("HTTP_AUTHORIZATION", ""))
                 now = self.clock()
                 try:
                     held = self.passes.verify(room, raw, now)
