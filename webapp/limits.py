@@ -32,8 +32,6 @@ from webapp.domain.refusals import RoomNotFound
 from webapp.security import limiter
 from webapp.views import challenge_gate, lobby, services, visitor
 
-ADMIN_SCOPES = ("admin-account", "admin-total")
-
 
 def client_address() -> str:
     return request.remote_addr or "unknown"
