@@ -17,6 +17,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.http import parse_cookie
 from werkzeug.wrappers import Response
 
+from webapp.domain.drops import MAX_SOLD
 from webapp.domain.passes import InvalidPass, cookie_name
 from webapp.domain.rooms import (
     RoomError,
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 bp = Blueprint("gate", __name__)
 MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
-MAX_SOLD = 1_000_000
 VISITOR = "X-Waiting-Room-Visitor"  # on a 204: the pass's sub, for the proxy to hand on
 JWKS_MAX_AGE = 300  # seconds a proxy or a site may cache the published keys
 
