@@ -30,9 +30,7 @@ from limits import parse
 from webapp.domain.join_limits import Limit, network_of
 from webapp.domain.refusals import RoomNotFound
 from webapp.security import limiter
-from webapp.views import lobby, reports, services, visitor
-
-ADMIN_SCOPES = ("admin-account", "admin-total")
+from webapp.views import challenge_gate, lobby, services, visitor
 
 
 def client_address() -> str:
@@ -54,7 +52,8 @@ def _rejoin(room: str) -> bool:
     """A join that takes no new place: it is not counted (decided before the view)."""
     if request.blueprint == "api":
         key = request.headers.get("Idempotency-Key", "")
-        return bool(key) and len(key) <= 128 and reports().holds(room, f"api:{key}")
+        # longer than api.MAX_IDEMPOTENCY_KEY: the view refuses it, no Redis call here
+        return len(key) <= 128 and challenge_gate.api_holds_place(room, key)
     return visitor.ticket(room) is not None
 
 
@@ -65,16 +64,15 @@ def _waitlist(room: str) -> bool:
         return False
 
 
-def join_limits(room: str) -> list[Limit]:
-    """The limits this request's join is under, in the order they are reported."""
+def join_limits(room: str, address: str, network: str) -> list[Limit]:
+    """The limits this request's join (from ``address``, in ``network``) is under, in the
+    order they are reported."""
     if _rejoin(room):
         return []
-    address, config = client_address(), current_app.config
+    config = current_app.config
     found = [
         Limit("join-address", address, *amount_and_window(config["JOIN_LIMIT"])),
-        Limit(
-            "join-network", network_of(address), *amount_and_window(config["JOIN_NETWORK_LIMIT"])
-        ),
+        Limit("join-network", network, *amount_and_window(config["JOIN_NETWORK_LIMIT"])),
     ]
     if _waitlist(room):
         found.append(Limit("signup-address", address, *amount_and_window(config["SIGNUP_LIMIT"])))
@@ -89,7 +87,9 @@ def join_limited(view: Callable[..., Any]) -> Callable[..., Any]:
     def limited(*args: Any, **kwargs: Any) -> Any:
         built = services()
         room = str(kwargs.get("room", ""))
-        built.join_limits.hit(join_limits(room), network_of(client_address()), built.clock())
+        address = client_address()
+        network = network_of(address)
+        built.join_limits.hit(join_limits(room, address, network), network, built.clock())
         return view(*args, **kwargs)
 
     return limited

@@ -2,7 +2,7 @@
 whatever room or form asks for them, so knowing an address cannot flood it. Counted in
 Redis (fixed hourly windows, one counter a mailbox) across processes and hosts. No Flask.
 
-A sign-up first asks whether the mailbox has room left (``allows``; if not it is refused
+A sign-up first asks whether the mailbox has room left (``check``; if not it is refused
 with a message, changing nothing), and counts the email only once its script says it
 queued one (``spent``): two sign-ups at the same instant may pass one over the bound.
 """

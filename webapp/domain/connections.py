@@ -30,6 +30,7 @@ from typing import Any
 from redis.cluster import RedisCluster
 
 from webapp.redis.keys import Keys
+from webapp.redis.replies import text
 from webapp.redis.scripts import Scripts
 
 HEARTBEAT_BATCH = 500
@@ -74,24 +75,22 @@ class ConnectionLimits:
             return True
         return self._forget_dead(user, now) and self._acquire(user, now)
 
-    def _process(self) -> str:
-        return self.server_id.rsplit(":", 1)[0] if self.server_id.count(":") >= 2 else ""
-
     def alive(self) -> None:
         """Says this server is alive (with every heartbeat)."""
-        process = self._process()
+        process = _process_of(self.server_id)
         if process:
             self.client.set(self.keys.server_alive(process), self.server_id, ex=self._key_ttl)
 
     def _forget_dead(self, user: str, now: float) -> bool:
         """Counts out the user's sockets on servers whose process is gone; True if any."""
-        servers = [_str(s) for s in self.client.hkeys(self.keys.user_connections(user))]
+        servers = [text(s) for s in self.client.hkeys(self.keys.user_connections(user))]
         dead = []
         for server in servers:
-            if server == self.server_id or server.count(":") < 2:
+            process = _process_of(server)
+            if server == self.server_id or not process:
                 continue
-            alive = self.client.get(self.keys.server_alive(server.rsplit(":", 1)[0]))
-            if alive is None or _str(alive) != server:
+            alive = self.client.get(self.keys.server_alive(process))
+            if alive is None or text(alive) != server:
                 dead.append(server)
         if dead:
             self.scripts["conn_forget"](keys=self._user_keys(user), args=dead)
@@ -172,5 +171,7 @@ def forget_process(client: Any, keys: Keys, process: str) -> None:
     client.delete(keys.server_alive(process))
 
 
-def _str(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def _process_of(server_id: str) -> str:
+    """The ``host:pid`` of a server id ``host:pid:x``; '' for an id of another form
+    (such a server is never taken for dead)."""
+    return server_id.rsplit(":", 1)[0] if server_id.count(":") >= 2 else ""

@@ -71,6 +71,11 @@ def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
+def _unb64(text: str) -> bytes:
+    """What ``_b64`` (or a JWT's segment, unpadded alike) encoded."""
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
 def _public_raw(key: Ed25519PublicKey) -> bytes:
     return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
@@ -112,7 +117,7 @@ def _kid(raw: str) -> str | None:
     the signature is then checked with): one base64 decode, not PyJWT's second parse."""
     head = raw.partition(".")[0]
     try:
-        header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+        header = json.loads(_unb64(head))
     except (ValueError, TypeError):
         return None
     kid = header.get("kid") if isinstance(header, dict) else None
@@ -209,7 +214,7 @@ class Passes:
         if not isinstance(sealed, str):
             raise InvalidPass("no seat")
         try:
-            raw = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
+            raw = _unb64(sealed)
             return self._seal.decrypt(raw[:12], raw[12:], room.encode()).decode()
         except Exception:  # any failure to open it is a pass we did not make
             raise InvalidPass("bad seat") from None

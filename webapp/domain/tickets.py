@@ -16,6 +16,7 @@ ROOM_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 MAX_NAME_LENGTH = 64
 MAX_DISPLAY_NAME = 40
 CODE_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base 32: no I, L, O, U
+LIVE = ("waiting", "offered", "admitted")  # the states of a ticket that holds a place
 
 
 class Ticket(NamedTuple):

@@ -44,7 +44,7 @@ from webapp.domain.refusals import (
 )
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.tickets import clean_display_name
-from webapp.domain.waitlist_reads import CROCKFORD, WaitlistReads
+from webapp.domain.waitlist_reads import WaitlistReads, clean_referral_code
 from webapp.redis.replies import text as _text
 
 __all__ = [  # the waitlist's refusals and values, named here too
@@ -113,7 +113,7 @@ class Waitlists(WaitlistReads):
         display = clean_display_name(name)
         mail = normalise_email(email)
         self.budget.check(mail.key)
-        code = "".join(str(referral_code or "").split()).upper()[:16].translate(CROCKFORD)
+        code = clean_referral_code(referral_code)
         ip, network = self._address_hashes(address)
         device_hash = self._hash("device", device[:MAX_DEVICE]) if device else ""
         for _attempt in range(3):

@@ -38,6 +38,12 @@ CHAIN_SHOWN = 64  # referrers followed up (a loop cannot form: referrals happen 
 CROCKFORD = str.maketrans("ILO", "110")  # referral codes are read aloud and retyped
 
 
+def clean_referral_code(raw: object) -> str:
+    """A referral code as typed, the way codes are kept: no spaces, upper case, at most
+    16 characters, I L O read as 1 1 0 ('' for none)."""
+    return "".join(str(raw or "").split()).upper()[:16].translate(CROCKFORD)
+
+
 class WaitlistReads:
     """The reads of ``Waitlists``, which sets these attributes."""
 
@@ -131,7 +137,7 @@ class WaitlistReads:
                 return None
             found = self.client.hget(waitlist.emails, key)
         else:
-            code = "".join(query.split()).upper()[:16].translate(CROCKFORD)
+            code = clean_referral_code(query)
             found = self.client.hget(waitlist.codes, code) if code else None
         return _text(found) if found else None
 

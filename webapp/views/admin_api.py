@@ -14,7 +14,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from webapp.domain.drops import checked_request_id
+from webapp.domain.drops import MAX_SOLD, checked_request_id
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.links import entry_token
@@ -227,7 +227,7 @@ def stock(room: str) -> ResponseReturnValue:
         raise RoomNotFound(f"no room named {room!r}")
     request_id = checked_request_id(body.get("request_id", ""))  # whichever is given
     if "sold" in body:
-        sold = whole_number(body, "sold", 0, 1_000_000, 0)
+        sold = whole_number(body, "sold", 0, MAX_SOLD, 0)
         report = visits().record_sold(room, sold, request_id, who=WHO)
     else:
         report = visits().set_stock(room, whole_number(body, "left", 0, 1_000_000_000, 0), who=WHO)

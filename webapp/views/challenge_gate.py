@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from webapp.domain.tickets import LIVE
 from webapp.i18n import _
 from webapp.views import challenges, lobby, reports, visitor
-
-LIVE = ("waiting", "offered", "admitted")
 
 
 def browser_holds_place(room: str) -> bool:

@@ -240,9 +240,8 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
-        message, headers = throttled(error)
-        wait = int(headers["Retry-After"])  # a refused join's page tries again after it
-        return error_response(429, message, headers, error=error, retry_seconds=wait)
+        message, headers = throttled(error)  # wrong admin credentials (joins: Throttled)
+        return error_response(429, message, headers)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> ResponseReturnValue:

@@ -8,8 +8,8 @@ the release a site's server sends after checkout. The pass itself is
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from flask import Blueprint, current_app, jsonify, make_response, redirect, request, session
@@ -17,9 +17,9 @@ from flask.typing import ResponseReturnValue
 from werkzeug.http import parse_cookie
 from werkzeug.wrappers import Response
 
+from webapp.domain.drops import MAX_SOLD
 from webapp.domain.passes import InvalidPass, cookie_name
 from webapp.domain.rooms import (
-    InvalidInput,
     RoomError,
     RoomNotFound,
     Ticket,
@@ -27,7 +27,7 @@ from webapp.domain.rooms import (
 )
 from webapp.local_paths import is_local_path
 from webapp.views import lobby, passes, services, visits
-from webapp.views.json_body import whole_number
+from webapp.views.json_body import json_object, whole_number
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 bp = Blueprint("gate", __name__)
 MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
-MAX_SOLD = 1_000_000
 VISITOR = "X-Waiting-Room-Visitor"  # on a 204: the pass's sub, for the proxy to hand on
 JWKS_MAX_AGE = 300  # seconds a proxy or a site may cache the published keys
 
@@ -83,7 +82,7 @@ def release(room: str) -> ResponseReturnValue:
     """The site's server lets a visitor go (after checkout, on logout), with the pass as
     a bearer token: the seat ends (``released``) and the next in line is let in at once;
     ``{"sold": n}`` is recorded."""
-    sold = sold_in(request.get_json(silent=True) if request.get_data() else {})
+    sold = whole_number(json_object(required=False), "sold", 0, MAX_SOLD, 0)
     try:
         held = passes().verify(room, bearer(), services().clock())
     except InvalidPass as error:
@@ -91,12 +90,6 @@ def release(room: str) -> ResponseReturnValue:
         return body, 401, {"WWW-Authenticate": 'Bearer realm="release"'}
     ticket, recorded = visits().release(room, held.token, sold)
     return jsonify(released=ticket.why == "released", why=ticket.why or None, sold=recorded)
-
-
-def sold_in(body: Any) -> int:
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
-    return whole_number(body, "sold", 0, MAX_SOLD, 0)
 
 
 def bearer(header: str | None = None) -> str | None:
@@ -107,9 +100,14 @@ def bearer(header: str | None = None) -> str | None:
 
 
 def presented() -> str | None:
-    """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
+    """This request's pass (``pass_in``)."""
     room = (request.view_args or {}).get("room", "")
-    return request.cookies.get(cookie_name(room)) or bearer()
+    return pass_in(room, request.cookies, request.headers.get("Authorization", ""))
+
+
+def pass_in(room: str, cookies: Mapping[str, str], authorization: str) -> str | None:
+    """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
+    return cookies.get(cookie_name(room)) or bearer(authorization)
 
 
 class FreshGate:
@@ -132,9 +130,7 @@ class FreshGate:
             room = path[len("/gate/") :]
             if valid_room_name(room):
                 cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
-                raw = cookies.get(cookie_name(room)) or bearer(
-                    environ.get("HTTP_AUTHORIZATION", "")
-                )
+                raw = pass_in(room, cookies, environ.get("HTTP_AUTHORIZATION", ""))
                 now = self.clock()
                 try:
                     held = self.passes.verify(room, raw, now)

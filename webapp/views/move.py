@@ -13,10 +13,10 @@ from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 
 from webapp.domain.moves import LIFETIME, MoveRefused
+from webapp.domain.tickets import LIVE
 from webapp.views import moves, reports, visitor
 
 bp = Blueprint("move", __name__)
-LIVE = ("waiting", "offered", "admitted")
 OFFERED = ("waiting", "offered")  # the waiting page offers it; a seat stays where it is
 REFUSED = {"expired": 410, "used": 410, "ended": 410, "invalid": 400}
 

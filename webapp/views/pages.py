@@ -20,6 +20,7 @@ from werkzeug.wrappers import Response
 
 from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
+from webapp.domain.tickets import LIVE
 from webapp.i18n import _
 from webapp.limits import join_limited
 from webapp.security import page_policy
@@ -218,7 +219,7 @@ def holds_live_place(room: str) -> bool:
     token = visitor.ticket(room)
     if token is None or visitor.holder(room) is None or visitor.gave_away(room, token):
         return False
-    return reports().ticket_state(room, token) in ("waiting", "offered", "admitted")
+    return reports().ticket_state(room, token) in LIVE
 
 
 def is_waitlist(room: str) -> bool:
