@@ -100,5 +100,7 @@ def test_bad_input_changes_nothing(waitlists):
         waitlists.resend_confirmation(ROOM, ann.id, "not an address")
     with pytest.raises(EntryNotFound):
         waitlists.resend_confirmation(ROOM, "nobody", "ann@example.org")
+    with pytest.raises(EntryNotFound):  # without an address too (was: "not valid")
+        waitlists.resend_confirmation(ROOM, "nobody")
     assert waitlists.email_of(ROOM, ann.id) == "ann@exmaple.org"
     assert len(confirmations(waitlists)) == 1

@@ -153,10 +153,11 @@ class Waitlists(WaitlistReads):
         one). Throttled on the entry (RESEND_MOST emails in all, RESEND_GAP seconds
         apart to one address): the outcome says whether it went, or why not."""
         mail = normalise_email(email) if email else None
-        mailbox = (
-            mail.key if mail else normalise_email(self.email_of(room, entry) or "x@x.invalid").key
-        )
-        self.budget.check(mailbox)  # EmailRefused ("busy"): that mailbox had its emails
+        stored = None if mail else self.email_of(room, entry)
+        # No mailbox: no such entry (the script says so, unknown_entry), nothing to budget
+        mailbox = mail.key if mail else normalise_email(stored).key if stored else None
+        if mailbox is not None:
+            self.budget.check(mailbox)  # EmailRefused ("busy"): that mailbox had its emails
         reply = self._run(
             "waitlist_resend",
             room,
@@ -169,7 +170,7 @@ class Waitlists(WaitlistReads):
         code = _text(reply[0])
         if code in ("no_room", "not_waitlist", "unknown"):
             check("unknown_entry" if code == "unknown" else code, Reply(room))
-        if code == "sent":
+        if code == "sent" and mailbox is not None:
             self.budget.spent(mailbox)
         return Resent(code, int(reply[1]))
 
