@@ -192,8 +192,9 @@ def throttled(error: RateLimitExceeded) -> tuple[str, dict[str, str]]:
 
 
 def throttled_scope(error: RateLimitExceeded) -> str:
-    """Which limit refused: join-address, join-network, signup-address, admin-account,
-    admin-total, or '' (wrong credentials from one address)."""
+    """Which flask-limiter limit refused: admin-account, admin-total, or '' (wrong
+    credentials from one address). (A join's limits raise ``Throttled``, whose scope
+    names its message in ``THROTTLED`` too.)"""
     scope = str(getattr(error.limit, "scope", "") or "")
     return scope if scope in THROTTLED else ""
 
