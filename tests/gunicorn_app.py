@@ -81,6 +81,20 @@ class Server:
             answer: dict[str, Any] = json.load(reply)
             return answer
 
+    def site_key(self, room: str) -> str:
+        """A new site key of ``room`` through the admin API (what counts stock)."""
+        request = urllib.request.Request(
+            f"{self.url}/api/admin/rooms/{room}/site-key",
+            data=b"{}",
+            method="POST",
+            headers={
+                "Authorization": f"Bearer {self.admin_token}",
+                "Content-Type": "application/json",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return str(json.load(reply)["key"])
+
     def notice(self, room: str, text: str) -> None:
         """Sets the room's notice through the admin API."""
         request = urllib.request.Request(

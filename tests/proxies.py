@@ -145,10 +145,12 @@ def run_caddy(block: str, listen: int, app: int, site: int) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def run_origin(port: int, waiting_room: str, room: str) -> Iterator[None]:
-    """The small origin site of tests/site_origin.py on 127.0.0.1:``port``."""
+def run_origin(port: int, waiting_room: str, room: str, key_file: str = "") -> Iterator[None]:
+    """The small origin site of tests/site_origin.py on 127.0.0.1:``port`` (``key_file``:
+    where it reads the room's site key at each checkout)."""
     log = Path(tempfile.mkstemp(prefix="wr-origin-", suffix=".log")[1])
     argv = [sys.executable, str(ROOT / "tests" / "site_origin.py"), str(port), waiting_room, room]
+    argv += [key_file] if key_file else []
     try:
         with serving(argv, port, log):
             yield

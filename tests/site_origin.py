@@ -1,11 +1,15 @@
 """A small origin site for the gate's tests and bench: the shop a waiting room protects.
 
-``python tests/site_origin.py PORT WAITING_ROOM_URL ROOM`` serves, on 127.0.0.1:PORT:
+``python tests/site_origin.py PORT WAITING_ROOM_URL ROOM [SITE_KEY_FILE]`` serves, on
+127.0.0.1:PORT:
   GET  /shop/<anything>  a page saying "Origin page <path>" (what the test reads)
   GET  /static/<file>    an unguarded asset
-  GET  /shop/checkout    releases the visitor's pass (POST <waiting room>/api/rooms/
-                         <room>/release with it as a bearer token, {"sold": 1}) and
-                         clears its cookie, as docs/gate.md tells a site to
+  GET  /shop/checkout    releases the visitor's pass and clears its cookie, as
+                         docs/gate.md tells a site to: POST <waiting room>/api/rooms/
+                         <room>/release with the room's site key (read from
+                         SITE_KEY_FILE at each checkout) as the bearer token, the pass in
+                         X-Waiting-Room-Pass and {"sold": 1}; without a key file, the
+                         pass alone as the bearer and no sale
 It never checks the pass itself: the proxy's gate does (a site may, from the JWKS).
 """
 
@@ -15,12 +19,22 @@ import json
 import sys
 import urllib.request
 from http.cookies import SimpleCookie
+from pathlib import Path
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 
-def app_for(waiting_room: str, room: str) -> Any:
+def release_headers(held: str, key_file: str) -> tuple[dict[str, str], dict[str, int]]:
+    """The release's headers and body: with the site's key, the sale is counted."""
+    headers = {"Content-Type": "application/json"}
+    key = Path(key_file).read_text().strip() if key_file else ""
+    if not key:
+        return headers | {"Authorization": f"Bearer {held}"}, {}
+    return headers | {"Authorization": f"Bearer {key}", "X-Waiting-Room-Pass": held}, {"sold": 1}
+
+
+def app_for(waiting_room: str, room: str, key_file: str = "") -> Any:
     cookie_name = f"wr_pass_{room}"
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -33,14 +47,12 @@ def app_for(waiting_room: str, room: str) -> Any:
             held = cookies.get(cookie_name)
             answer = b"no pass"
             if held is not None:
+                headers, body = release_headers(held.value, key_file)
                 request = urllib.request.Request(
                     f"{waiting_room}/api/rooms/{room}/release",
-                    data=json.dumps({"sold": 1}).encode(),
+                    data=json.dumps(body).encode(),
                     method="POST",
-                    headers={
-                        "Authorization": f"Bearer {held.value}",
-                        "Content-Type": "application/json",
-                    },
+                    headers=headers,
                 )
                 with urllib.request.urlopen(request, timeout=5) as reply:
                     answer = reply.read()
@@ -77,9 +89,9 @@ class Quiet(WSGIRequestHandler):
 
 def main() -> None:
     port, waiting_room, room = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    server = make_server(
-        "127.0.0.1", port, app_for(waiting_room, room), server_class=Threaded, handler_class=Quiet
-    )
+    key_file = sys.argv[4] if len(sys.argv) > 4 else ""
+    site = app_for(waiting_room, room, key_file)
+    server = make_server("127.0.0.1", port, site, server_class=Threaded, handler_class=Quiet)
     server.serve_forever()
 
 

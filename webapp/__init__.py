@@ -63,6 +63,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin_drops,
         admin_people,
         admin_settings,
+        admin_site_keys,
         admin_waitlist,
         api,
         claims,
@@ -101,7 +102,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services)  # /admin/login, `flask admin`
     # the control panel, behind that login: its pages, then its actions
-    for panel in (admin, admin_settings, admin_people, admin_waitlist, admin_drops):
+    panels = (admin, admin_settings, admin_people, admin_waitlist, admin_drops, admin_site_keys)
+    for panel in panels:
         app.register_blueprint(panel.bp)
     ws.init_app(app)
     metrics_views.init_app(app, services)  # /metrics, and every request timed

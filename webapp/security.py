@@ -7,6 +7,7 @@ in the URL, never cookies, so a foreign page gains nothing by posting to it.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import math
 import time
@@ -161,14 +162,24 @@ def _when_limited(hook: Callable[..., Any]) -> Callable[..., Any]:
     return only_when_limited
 
 
-def credential_failures(scope: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def credential_failures(
+    scope: str, refused: Callable[[Any], bool] = lambda response: response.status_code == 401
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorates the views that check admin credentials: past ``ADMIN_FAILURE_LIMIT``
-    refusals (401) from one client address, in every view of ``scope``, they answer 429
-    with ``Retry-After`` until the oldest refusal leaves the window."""
+    refusals (``refused(response)``: a 401) from one client address, in every view of
+    ``scope``, they answer 429 with ``Retry-After`` until the oldest refusal leaves the
+    window."""
     return limiter.shared_limit(
-        lambda: str(current_app.config["ADMIN_FAILURE_LIMIT"]),
-        scope=scope,
-        deduct_when=lambda response: response.status_code == 401,
+        lambda: str(current_app.config["ADMIN_FAILURE_LIMIT"]), scope=scope, deduct_when=refused
+    )
+
+
+def is_admin_token(presented: str | None) -> bool:
+    """``presented`` is ``WEBAPP_ADMIN_TOKEN`` (compared in constant time); never when
+    the admin token is unset."""
+    expected = current_app.config.get("ADMIN_TOKEN")
+    return bool(expected and presented) and hmac.compare_digest(
+        str(presented).encode(), str(expected).encode()
     )
 
 

@@ -29,6 +29,7 @@ from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes, PassKeys
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
+from webapp.domain.site_keys import SiteKeys
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
@@ -68,6 +69,7 @@ class Services:
     metrics: Metrics
     challenges: Challenges
     passes: Passes
+    site_keys: SiteKeys
     join_limits: JoinLimits
     _loops: list[threading.Event] = field(default_factory=list)
 
@@ -155,5 +157,6 @@ def build(settings: Mapping[str, Any]) -> Services:
             issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
             secret=secret,
         ),
+        site_keys=SiteKeys(client, keys, scripts),
         join_limits=JoinLimits(client, keys, scripts),
     )

@@ -8,7 +8,7 @@ import pytest
 from joserfc import jwt as rfc_jwt
 from joserfc.jwk import KeySet
 
-from tests.api.conftest import api_app
+from tests.api.conftest import ADMIN, api_app
 from webapp.config import ConfigError
 from webapp.domain.passes import Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
@@ -50,6 +50,13 @@ def join(client, room="shop", key="a"):
     reply = client.post(f"/api/rooms/{room}/join", headers={"Idempotency-Key": key})
     assert reply.status_code == 200, reply.get_json()
     return reply.get_json()
+
+
+def site_key(client, room="shop"):
+    """A new site key of ``room`` (the credential that counts what the site sold)."""
+    reply = client.post(f"/api/admin/rooms/{room}/site-key", headers=ADMIN)
+    assert reply.status_code == 201, reply.get_json()
+    return reply.get_json()["key"]
 
 
 def gate(client, room, token=None, **headers):
@@ -195,10 +202,11 @@ def test_expired_pass_gets_401(client, shop, clock):
 
 
 def test_release_ends_the_seat_and_admits_the_next(client, shop, app, r):
-    """POST release with the pass: the seat ends (released), the next is admitted at
-    once, the sale is recorded; a second release records nothing more."""
+    """POST release with the pass (beside the site key, which counts the sale): the
+    seat ends (released), the next is admitted at once, the sale is recorded; a second
+    release records nothing more."""
     first, second = join(client, key="a"), join(client, key="b")
-    auth = {"Authorization": f"Bearer {first['pass']}"}
+    auth = {"Authorization": f"Bearer {site_key(client)}", "X-Waiting-Room-Pass": first["pass"]}
     reply = client.post("/api/rooms/shop/release", json={"sold": 2}, headers=auth)
     assert reply.status_code == 200
     assert reply.get_json() == {"released": True, "why": "released", "sold": 2}
@@ -368,7 +376,7 @@ def test_release_counts_the_stock_down(client, make_room, app):
     down, once per seat."""
     make_room("shop", capacity=2, site_url=SITE, stock=5)
     body = join(client)
-    auth = {"Authorization": f"Bearer {body['pass']}"}
+    auth = {"Authorization": f"Bearer {site_key(client)}", "X-Waiting-Room-Pass": body["pass"]}
     for _ in range(2):
         client.post("/api/rooms/shop/release", json={"sold": 2}, headers=auth)
     left, sold, _ = app.extensions["services"].visits.drops.stock("shop")

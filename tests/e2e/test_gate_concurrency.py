@@ -24,9 +24,13 @@ RENEW = 5  # pass_renew_seconds: the first passes are past half their life at th
 
 
 def call(
-    url: str, method: str = "GET", token: str = "", body: bytes | None = None
+    url: str, method: str = "GET", token: str = "", body: bytes | None = None, held: str = ""
 ) -> tuple[int, Any]:
+    """``token``: the bearer token; ``held``: a pass in X-Waiting-Room-Pass (beside a
+    site key)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if held:
+        headers["X-Waiting-Room-Pass"] = held
     if body is not None:
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
@@ -39,7 +43,7 @@ def call(
             return error.code, None
 
 
-def worker(base: str, tickets: list[tuple[str, str]], results: Any) -> None:
+def worker(base: str, tickets: list[tuple[str, str]], site_key: str, results: Any) -> None:
     """Takes its tickets in line order: waits for each to be admitted (its check-ins
     claim the seat and bring a pass), checks the gate with it, releases it."""
     checks = renewed = refused = released = 0
@@ -59,7 +63,8 @@ def worker(base: str, tickets: list[tuple[str, str]], results: Any) -> None:
             status, _ = call(f"{base}/gate/crowd", token=held)
             checks += 1
             refused += status != 204
-        status, body = call(f"{base}/api/rooms/crowd/release", "POST", held, b'{"sold": 1}')
+        release = f"{base}/api/rooms/crowd/release"
+        status, body = call(release, "POST", site_key, b'{"sold": 1}', held=held)
         assert status == 200 and body["released"], (status, body)
         released += 1
         # the released seat's pass: refused by the gate once it needs renewal
@@ -77,6 +82,7 @@ def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
                     WEBAPP_SWEEP_INTERVAL="0.25") as server:  # fmt: skip
         server.admin("crowd", capacity=CAPACITY, site_url="https://shop.example/",
                      pass_renew_seconds=RENEW, dropout_seconds=3600)  # fmt: skip
+        site_key = server.site_key("crowd")  # the site's: its releases count the sales
         joined = []
         for _ in range(CAPACITY + RELEASES):
             status, body = call(f"{server.url}/api/rooms/crowd/join", "POST")
@@ -100,7 +106,8 @@ def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
         released = joined[:RELEASES]  # in line order; the last 25 are let in at the end
         shares = [released[i::PROCESSES] for i in range(PROCESSES)]
         workers = [
-            context.Process(target=worker, args=(server.url, share, results)) for share in shares
+            context.Process(target=worker, args=(server.url, share, site_key, results))
+            for share in shares
         ]
         for process in workers:
             process.start()

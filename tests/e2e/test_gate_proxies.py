@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import re
 import shutil
+import tempfile
 import time
 import urllib.error
 from collections.abc import Iterator
@@ -34,9 +35,11 @@ PHONE = 390
 class Gated:
     """A proxy on 127.0.0.1 with the shop behind it and the app under /queue/."""
 
-    def __init__(self, kind: str, url: str, server: Any, app: int, origin: int) -> None:
+    def __init__(
+        self, kind: str, url: str, server: Any, app: int, origin: int, key_file: Path
+    ) -> None:
         self.kind, self.url, self.server = kind, url, server
-        self.app, self.origin = app, origin
+        self.app, self.origin, self.key_file = app, origin, key_file
 
     def room(self, **settings: Any) -> str:
         """A site room of its own, named as in the doc ("shop"), on this server's own
@@ -44,6 +47,7 @@ class Gated:
         with contextlib.suppress(urllib.error.HTTPError):  # 404: none yet
             self.server.delete("shop")
         self.server.admin("shop", site_url=f"{self.url}/", **settings)
+        self.key_file.write_text(self.server.site_key("shop"))  # the shop's checkout reads it
         return "shop"
 
 
@@ -68,8 +72,10 @@ def gated(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Gated]:
             if kind == "nginx"
             else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
         )
-        with run_origin(origin, public, "shop"), proxy:
-            yield Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin)
+        key_file = Path(tempfile.mkdtemp(prefix="wr-site-key-")) / "site-key"
+        with run_origin(origin, public, "shop", str(key_file)), proxy:
+            yield Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin, key_file)
+        shutil.rmtree(key_file.parent, ignore_errors=True)
 
 
 def shoot(page: Any, kind: str, name: str) -> None:
@@ -107,6 +113,7 @@ def test_two_visitors_one_seat(gated: Gated, person: Any) -> None:
 
     a.goto(f"{gated.url}/shop/checkout")  # the origin releases A's pass, clears its cookie
     expect(a.locator("#released")).to_contain_text('"released":true')
+    expect(a.locator("#released")).to_contain_text('"sold":1')  # with the shop's site key
     released = time.monotonic()
     expect(b).to_have_url(f"{gated.url}/shop/item", timeout=2_000)
     expect(b.get_by_role("heading", name="Origin page /shop/item")).to_be_visible()

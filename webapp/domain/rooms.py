@@ -191,6 +191,7 @@ class WaitingRooms:
             return False
         keys = [*self.keys.room(room).all(), *self.keys.waitlist(room).all()]
         keys += [self.keys.deliveries(room), self.keys.claims(room)]  # mail, claim links
+        keys.append(self.keys.site_keys(room))
         removed = self.client.delete(*keys)
         self.client.srem(self.keys.rooms, room)
         return bool(removed)

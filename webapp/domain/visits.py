@@ -150,25 +150,27 @@ class Visits:
         self.announcer.saw(room, ticket)
         return ticket
 
-    def release(self, room: str, token: str, sold: int = 0) -> tuple[Ticket, int]:
-        """The site let its visitor go (after checkout, on logout: the pass's holder):
-        the seat ends (``released``), the next in line is offered it at once, and what
-        was sold is recorded (``record_sale``). Returns the ended ticket and what was
-        recorded: a pass whose seat already ended (a release sent again) changes nothing
-        and records nothing (0)."""
+    def release(
+        self, room: str, token: str, sold: int = 0, who: str = "site"
+    ) -> tuple[Ticket, int]:
+        """The site let its visitor go (after checkout, on logout): the seat ends
+        (``released``), the next in line is offered it at once, and what was sold is
+        recorded (``record_sale``; only the site itself may report it, with its site key:
+        the caller's check). Returns the ended ticket and what this call recorded: a pass
+        whose seat already ended (a release sent again, or two at once) records nothing
+        (0), so units are reported once however many releases race."""
         live = self.reports.ticket_state(room, token) in ("offered", "admitted")
-        ticket = self.end(room, token, why="released", who="site")
-        if not live:
+        ticket = self.end(room, token, why="released", who=who)
+        if not live or not sold:
             return ticket, 0
-        if sold:
-            self.record_sale(room, token, sold)
-        return ticket, sold
+        return ticket, self.record_sale(room, token, sold, who)
 
-    def record_sale(self, room: str, token: str, sold: int) -> None:
+    def record_sale(self, room: str, token: str, sold: int, who: str = "site") -> int:
         """What a site sold to the holder of ``token`` (a release's ``{"sold": n}``):
         units sold, as every other report of them (``record_sold``: the stock falls, a
-        sell-out ends the line), counted once per ticket."""
-        self.record_sold(room, sold, request_id=f"release:{public_id(token)}", who="site")
+        sell-out ends the line), counted once per ticket: 0 if it was counted before."""
+        report = self.record_sold(room, sold, request_id=f"release:{public_id(token)}", who=who)
+        return 0 if report.replay else sold
 
     def remove(self, room: str, token: str, who: str) -> Ticket:
         """An admin ends someone's seat or place."""

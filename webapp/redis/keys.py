@@ -194,6 +194,11 @@ class Keys:
         for the mailer's idempotency and the panel. One field per notice ever sent."""
         return f"{self.prefix}:{{room:{room}}}:mail"
 
+    def site_keys(self, room: str) -> str:
+        """hash, kept with the room: site key id -> JSON {hash (SHA-256 of the key), label,
+        created}; a few fields at most (``webapp.domain.site_keys.MAX_LIVE``)."""
+        return f"{self.prefix}:{{room:{room}}}:site-keys"
+
     def move_used(self, room: str, link_id: str) -> str:
         """string: a move-to-another-device link taken (single use); TTL its lifetime."""
         return f"{self.prefix}:{{room:{room}}}:move:used:{link_id}"

@@ -12,6 +12,7 @@ from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
+from webapp.domain.site_keys import SiteKeys
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
 from webapp.services import Services
@@ -56,3 +57,7 @@ def challenges() -> Challenges:
 
 def passes() -> Passes:
     return services().passes
+
+
+def site_keys() -> SiteKeys:
+    return services().site_keys

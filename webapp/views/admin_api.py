@@ -5,7 +5,6 @@ with the panel's logins. Every change goes through ``Visits`` and is audited as 
 from __future__ import annotations
 
 import csv
-import hmac
 import io
 from collections.abc import Callable
 from functools import wraps
@@ -17,9 +16,10 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.drops import MAX_SOLD, checked_request_id
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
+from webapp.domain.site_keys import SiteKeyNotFound
 from webapp.links import entry_token
-from webapp.security import credential_failures, refused_credentials
-from webapp.views import lobby, reports, rooms, visits
+from webapp.security import credential_failures, is_admin_token, refused_credentials
+from webapp.views import lobby, reports, rooms, site_keys, visits
 from webapp.views.errors import error_response
 from webapp.views.json_body import json_object, whole_number
 
@@ -38,9 +38,7 @@ def check_admin() -> ResponseReturnValue | None:
     if not expected:
         return error_response(401, "admin access is disabled (WEBAPP_ADMIN_TOKEN is unset)")
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and hmac.compare_digest(
-        token.strip().encode(), str(expected).encode()
-    ):
+    if scheme.lower() == "bearer" and is_admin_token(token.strip()):
         return None
     refused_credentials("an admin token")
     return error_response(401, "a valid admin token is required", {"WWW-Authenticate": "Bearer"})
@@ -248,3 +246,34 @@ def start_drop(room: str) -> ResponseReturnValue:
         raise RoomNotFound(f"no room named {room!r}")
     drawn = visits().start_drop(room, who=WHO)
     return jsonify(started=drawn >= 0, entries=max(drawn, 0))
+
+
+@bp.post("/rooms/<room>/site-key")
+@admin_only
+def make_site_key(room: str) -> ResponseReturnValue:
+    """A new site key of the room (``{"label": ...}`` optional), shown once: the site's
+    server sends it to count stock (a release's ``sold``)."""
+    body = json_object(required=False)
+    label = body.get("label", "")
+    if not isinstance(label, str):
+        raise InvalidInput("label must be text")
+    made = site_keys().make(room, label, lobby().now(), who=WHO)
+    return jsonify(id=made.id, key=made.key, label=made.label, created=made.created), 201
+
+
+@bp.get("/rooms/<room>/site-keys")
+@admin_only
+def list_site_keys(room: str) -> ResponseReturnValue:
+    """The room's live site keys (ids, labels, when made; never the keys)."""
+    if rooms().settings(room) is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    return jsonify(site_keys=[key._asdict() for key in site_keys().live(room)])
+
+
+@bp.delete("/rooms/<room>/site-keys/<key_id>")
+@admin_only
+def revoke_site_key(room: str, key_id: str) -> ResponseReturnValue:
+    """Ends a site key at once (404 if the room has no live key of that id)."""
+    if not site_keys().revoke(room, key_id[:64], lobby().now(), who=WHO):
+        raise SiteKeyNotFound("this room has no live site key of that id")
+    return "", 204

@@ -16,7 +16,8 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.reports import PAGE, Person
 from webapp.domain.settings import KINDS
-from webapp.views import lobby, reports, rooms, waitlists
+from webapp.domain.site_keys import NewSiteKey
+from webapp.views import lobby, reports, rooms, site_keys, waitlists
 from webapp.views.admin_charts import accuracy, history_charts
 from webapp.views.admin_form import fields, posted_fields
 from webapp.views.admin_panel import missing, zone
@@ -34,9 +35,11 @@ def room_page(
     page: int = 1,
     query: str = "",
     typed: bool = False,
+    made_key: NewSiteKey | None = None,
 ) -> ResponseReturnValue:
     """The room's page; after bad input, ``errors`` by field and the ``form`` as sent
-    (``typed``: it was the settings form, shown again as typed)."""
+    (``typed``: it was the settings form, shown again as typed); ``made_key``: a site
+    key just made, shown this once."""
     settings = rooms().settings(room)
     summary = reports().summary(room)
     if settings is None or summary is None:
@@ -54,12 +57,15 @@ def room_page(
         "kind_shown": form.get("kind") if typed and form.get("kind") in KINDS else settings.kind,
         "request_id": secrets.token_urlsafe(16),
         "charts": history_charts(room, now, settings.kind),
+        "site_keys": site_keys().live(room) if settings.site_url else [],
+        "made_key": made_key,
     }
     if settings.kind == "waitlist":
         context.update(waitlist_context(room))
     else:
         context.update(live_context(room, summary.waiting, page, query, now))
-    return render_template("admin/room.html", **context), status
+    headers = {"Cache-Control": "no-store"} if made_key else {}
+    return render_template("admin/room.html", **context), status, headers
 
 
 def live_context(room: str, waiting: int, page: int, query: str, now: float) -> dict[str, Any]:

@@ -20,7 +20,7 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "committed", "draw": "Lottery drawn",
                "lapse": "Place lapsed unclaimed", "release": "Released by the site",
                "draw_reveal": "Drop drawn (seed revealed)",
-               "stock": "Stock"}  # fmt: skip
+               "stock": "Stock", "site_key": "Site key"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
             "hour"}  # fmt: skip

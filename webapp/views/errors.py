@@ -15,6 +15,7 @@ from werkzeug.exceptions import HTTPException
 from webapp.domain import rooms as engine
 from webapp.domain.estimate import Estimate
 from webapp.domain.join_limits import Throttled
+from webapp.domain.site_keys import SiteKeyNotFound, TooManySiteKeys
 from webapp.i18n import _, gone_reason
 from webapp.security import THROTTLED, throttled
 from webapp.views.extras import room_about
@@ -33,6 +34,8 @@ STATUS = {
     engine.NotSeated: 409,
     engine.NotWaiting: 409,
     engine.JoinRefused: 503,
+    TooManySiteKeys: 409,
+    SiteKeyNotFound: 404,
 }
 
 

@@ -25,8 +25,10 @@ from webapp.domain.rooms import (
     Ticket,
     valid_room_name,
 )
+from webapp.domain.site_keys import looks_like_site_key
 from webapp.local_paths import is_local_path
-from webapp.views import lobby, passes, services, visits
+from webapp.security import credential_failures, is_admin_token, refused_credentials
+from webapp.views import lobby, passes, services, site_keys, visits
 from webapp.views.json_body import json_object, whole_number
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ bp = Blueprint("gate", __name__)
 MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
 VISITOR = "X-Waiting-Room-Visitor"  # on a 204: the pass's sub, for the proxy to hand on
 JWKS_MAX_AGE = 300  # seconds a proxy or a site may cache the published keys
+PASS_HEADER = "X-Waiting-Room-Pass"  # beside the site key: the pass of the seat released
+SITE_REALM = 'Bearer realm="site"'  # a wrong site key's 401
 
 
 @bp.get("/gate/<room>")
@@ -77,19 +81,48 @@ def jwks() -> ResponseReturnValue:
     return response
 
 
+def wrong_site_key(response: Response) -> bool:
+    """A release refused for a site key that is none of the room's live ones."""
+    return response.status_code == 401 and response.headers.get("WWW-Authenticate") == SITE_REALM
+
+
 @bp.post("/api/rooms/<room>/release")
+@credential_failures("admin-credentials", refused=wrong_site_key)
 def release(room: str) -> ResponseReturnValue:
-    """The site's server lets a visitor go (after checkout, on logout), with the pass as
-    a bearer token: the seat ends (``released``) and the next in line is let in at once;
-    ``{"sold": n}`` is recorded."""
+    """A seat ends (``released``) and the next in line is let in at once. Two callers:
+    the visitor's pass alone, as a bearer token (the holder's own seat, nothing more);
+    or the room's site key (or the admin token) as the bearer, with the pass in
+    ``X-Waiting-Room-Pass``: only then is ``{"sold": n}`` counted (403
+    ``site_key_required`` without it, nothing changed)."""
     sold = whole_number(json_object(required=False), "sold", 0, MAX_SOLD, 0)
+    credential = bearer()
+    site = site_caller(room, credential)
+    if site is None and credential is not None and looks_like_site_key(credential):
+        refused_credentials("a site key")
+        body = jsonify(error="site_key_invalid", message="that is not a live site key of this room")
+        return body, 401, {"WWW-Authenticate": SITE_REALM}
+    if sold and site is None:
+        message = "only the site counts stock: send the room's site key as the bearer token"
+        return jsonify(error="site_key_required", message=message), 403
+    raw = request.headers.get(PASS_HEADER) if site else credential
     try:
-        held = passes().verify(room, bearer(), services().clock())
+        held = passes().verify(room, raw, services().clock())
     except InvalidPass as error:
         body = jsonify(error=f"no valid pass for this room: {error}")
         return body, 401, {"WWW-Authenticate": 'Bearer realm="release"'}
-    ticket, recorded = visits().release(room, held.token, sold)
+    ticket, recorded = visits().release(room, held.token, sold, who=site or "site")
     return jsonify(released=ticket.why == "released", why=ticket.why or None, sold=recorded)
+
+
+def site_caller(room: str, credential: str | None) -> str | None:
+    """Who the bearer token says the caller is, if it is the site: ``site key <id>``
+    for a live site key of the room, ``api`` for the admin token; else None."""
+    if not credential:
+        return None
+    if looks_like_site_key(credential):
+        key_id = site_keys().check(room, credential)
+        return None if key_id is None else f"site key {key_id}"
+    return "api" if is_admin_token(credential) else None
 
 
 def bearer(header: str | None = None) -> str | None:
