@@ -11,7 +11,8 @@ network, and wrong admin passwords per account and in total; beyond them a 429 w
   never more than the limit in any span of its window). A
   re-join is not counted: a browser that holds a place in the room, an API join whose
   ``Idempotency-Key`` holds a live ticket there. Behind a proxy, set
-  ``WEBAPP_PROXY_COUNT`` so that the client's address is the one counted.
+  ``WEBAPP_PROXY_COUNT`` so that the client's address is the one counted (believed
+  from ``WEBAPP_TRUSTED_PROXIES`` alone: ``webapp.trusted_proxies``).
 - ``WEBAPP_ADMIN_ACCOUNT_LIMIT`` (10 per 15 minutes) of wrong passwords per account name
   and ``WEBAPP_ADMIN_TOTAL_LIMIT`` (100 per 15 minutes) in all, besides the per-address
   ``WEBAPP_ADMIN_FAILURE_LIMIT``: 200 guesses from 20 addresses are refused too. These
