@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
-from werkzeug.middleware.proxy_fix import ProxyFix
 
 from webapp import config
 from webapp.jsonio import OrjsonProvider
 from webapp.redis.connection import redacted
 from webapp.services import build as build_services
+from webapp.trusted_proxies import TrustedProxyFix, trusted_networks
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -39,11 +39,13 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.json = OrjsonProvider(app)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if app.config["PROXY_COUNT"]:
-        hops = int(app.config["PROXY_COUNT"])
         # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
-        # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it
-        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
-            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
+        # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it.
+        # Only from WEBAPP_TRUSTED_PROXIES: anyone else's forwarded headers are ignored.
+        app.wsgi_app = TrustedProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app,
+            int(app.config["PROXY_COUNT"]),
+            trusted_networks(app.config["TRUSTED_PROXIES"]),
         )
 
     config.resolve(app.config)  # the data directory, the secret, Redis: as the mailer does

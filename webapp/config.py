@@ -18,6 +18,7 @@ from flask import Config
 from webapp.domain.admins import MIN_PASSWORD
 from webapp.domain.passes import PassKeys, new_private_pem
 from webapp.redis.connection import redis_url
+from webapp.trusted_proxies import trusted_networks
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ class Defaults:
     REDIS_CONNECT_TIMEOUT = 0.5  # seconds to open a connection to Redis
     DATA_DIR = "var"
     PROXY_COUNT = 0  # reverse proxies in front whose X-Forwarded-* headers are trusted
+    # ... from these peers alone (addresses, CIDR networks); unset: loopback only
+    TRUSTED_PROXIES: str | None = None
     SWEEP_INTERVAL = 1.0  # seconds between background sweeps of every room (0 = off)
     STATS_REFRESH = 1.0  # seconds a process caches a room's statistics
     MAX_CONNECTIONS_PER_USER = 5  # open room websockets per visitor, across all servers
@@ -164,6 +167,7 @@ def load(config: Config, overrides: Mapping[str, Any] | None = None) -> None:
         config.update(overrides)
     check_secrets(config)
     check_limits(config)
+    check_proxies(config)
 
 
 JOIN_LIMITS = ("JOIN_LIMIT", "JOIN_NETWORK_LIMIT", "SIGNUP_LIMIT")  # one limit each
@@ -185,6 +189,17 @@ def check_limits(config: MutableMapping[str, Any]) -> None:
                 f"WEBAPP_{name} is {config[name]!r}, which is not a limit; write one "
                 "such as '20 per minute'"
             ) from None
+
+
+def check_proxies(config: MutableMapping[str, Any]) -> None:
+    """Refuses, at start and in words, trusted proxies that are not addresses."""
+    try:
+        trusted_networks(config["TRUSTED_PROXIES"])
+    except ValueError as error:
+        raise ConfigError(
+            f"WEBAPP_TRUSTED_PROXIES is {config['TRUSTED_PROXIES']!r}: {error}; write "
+            "addresses or networks separated by commas, such as '10.0.0.5, 10.1.0.0/16'"
+        ) from None
 
 
 def check_secrets(config: MutableMapping[str, Any]) -> None:

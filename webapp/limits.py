@@ -11,10 +11,13 @@ network, and wrong admin passwords per account and in total; beyond them a 429 w
   never more than the limit in any span of its window). A
   re-join is not counted: a browser that holds a place in the room, an API join whose
   ``Idempotency-Key`` holds a live ticket there. Behind a proxy, set
-  ``WEBAPP_PROXY_COUNT`` so that the client's address is the one counted.
+  ``WEBAPP_PROXY_COUNT`` so that the client's address is the one counted (believed
+  from ``WEBAPP_TRUSTED_PROXIES`` alone: ``webapp.trusted_proxies``).
 - ``WEBAPP_ADMIN_ACCOUNT_LIMIT`` (10 per 15 minutes) of wrong passwords per account name
   and ``WEBAPP_ADMIN_TOTAL_LIMIT`` (100 per 15 minutes) in all, besides the per-address
-  ``WEBAPP_ADMIN_FAILURE_LIMIT``: 200 guesses from 20 addresses are refused too. These
+  ``WEBAPP_ADMIN_FAILURE_LIMIT``: 200 guesses from 20 addresses are refused too. A
+  browser with a device cookie for the account (``webapp.admin_devices``) is outside
+  those two counts and has ``WEBAPP_ADMIN_ACCOUNT_LIMIT`` of its own instead. These
   count with flask-limiter (moving windows; its keys under ``<prefix>:limits``).
 """
 
@@ -27,6 +30,7 @@ from typing import Any
 from flask import Response, current_app, request
 from limits import parse
 
+from webapp.admin_devices import device_of
 from webapp.domain.join_limits import Limit, network_of
 from webapp.domain.refusals import RoomNotFound
 from webapp.security import limiter
@@ -103,16 +107,32 @@ def _account() -> str:
     return str(request.form.get("name", "")).strip()[:64].lower() or "-"
 
 
+def _device() -> str | None:
+    """The id of a valid device cookie for the account this login names, if it has one."""
+    return device_of(str(request.form.get("name", "")).strip())
+
+
+def _known_device() -> bool:
+    return _device() is not None
+
+
+# A browser with a device cookie for the account is outside the account's and the
+# total's counts (strangers' wrong passwords never lock it out) and limited on its own
 _per_account = limiter.shared_limit(
     _setting("ADMIN_ACCOUNT_LIMIT"), scope="admin-account", key_func=_account,
-    deduct_when=_refused,
+    deduct_when=_refused, exempt_when=_known_device,
 )  # fmt: skip
 _in_total = limiter.shared_limit(
     _setting("ADMIN_TOTAL_LIMIT"), scope="admin-total", key_func=lambda: "all",
-    deduct_when=_refused,
+    deduct_when=_refused, exempt_when=_known_device,
+)  # fmt: skip
+_per_device = limiter.shared_limit(
+    _setting("ADMIN_ACCOUNT_LIMIT"), scope="admin-device", key_func=lambda: _device() or "-",
+    deduct_when=_refused, exempt_when=lambda: not _known_device(),
 )  # fmt: skip
 
 
 def password_limited(view: Callable[..., Any]) -> Callable[..., Any]:
-    """For the panel's login form: wrong passwords per account and in all."""
-    return _per_account(_in_total(view))
+    """For the panel's login form: wrong passwords per account and in all, or, from a
+    browser with a device cookie for the account (``webapp.admin_devices``), per device."""
+    return _per_account(_in_total(_per_device(view)))

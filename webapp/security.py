@@ -203,8 +203,8 @@ def throttled(error: RateLimitExceeded) -> tuple[str, dict[str, str]]:
 
 
 def throttled_scope(error: RateLimitExceeded) -> str:
-    """Which flask-limiter limit refused: admin-account, admin-total, or '' (wrong
-    credentials from one address). (A join's limits raise ``Throttled``, whose scope
+    """Which flask-limiter limit refused: admin-account, admin-device, admin-total, or
+    '' (wrong credentials from one address). (A join's limits raise ``Throttled``, whose scope
     names its message in ``THROTTLED`` too.)"""
     scope = str(getattr(error.limit, "scope", "") or "")
     return scope if scope in THROTTLED else ""
@@ -216,6 +216,7 @@ THROTTLED = {
     "join-network": "too many joins from your network; please try again later",
     "signup-address": "too many sign-ups from your address; please try again later",
     "admin-account": "too many wrong passwords for this account; please try again later",
+    "admin-device": "too many wrong passwords from this browser; please try again later",
     "admin-total": "too many wrong passwords; logins are paused, please try again later",
 }
 

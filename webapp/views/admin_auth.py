@@ -4,7 +4,8 @@
 the panel's views; the ``flask admin`` commands; the ``admin`` account made from
 ``WEBAPP_ADMIN_PASSWORD``. While no account exists there is no panel at all: every
 ``/admin`` URL answers 404. Wrong logins count toward the same throttle as wrong admin
-tokens (``webapp.security.credential_failures``).
+tokens (``webapp.security.credential_failures``); a login gives the browser a device
+cookie (``webapp.admin_devices``), so strangers' wrong passwords never lock it out.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from flask_limiter import RateLimitExceeded
 from redis.exceptions import RedisError
 from werkzeug.wrappers import Response
 
+from webapp.admin_devices import give_device
 from webapp.admin_session import REDIS_FAILED, PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
@@ -115,6 +117,7 @@ def login_submit() -> ResponseReturnValue:
         return page, 401
     response = redirect(safe_next(request.form.get("next")), 303)
     panel().log_in(current_app, session, name, response)
+    give_device(response, name)  # its later logins are not held back by strangers'
     log.info("admin %s logged in from %s", name, request.remote_addr)
     return response
 
@@ -136,6 +139,7 @@ def too_many(error: RateLimitExceeded) -> ResponseReturnValue:
     wait = "a minute" if minutes <= 1 else f"{minutes} minutes"
     who = {
         "admin-account": "for this account",
+        "admin-device": "from this browser",
         "admin-total": "on this panel",
     }.get(throttled_scope(error), "from your address")
     message = f"Too many wrong logins {who}. Please try again in about {wait}."
