@@ -53,6 +53,7 @@ class Hub:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._on_ready: list[Callable[[], None]] = []
 
     def channel(self, topic: str) -> str:
         return self.keys.hub_channel(topic)
@@ -83,6 +84,13 @@ class Hub:
         with self._lock:
             return len(self._subscribers.get(topic, ()))
 
+    def when_ready(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback()`` on the listener thread each time it has (re)subscribed:
+        what was published while it was not listening is lost, so a subscriber that
+        must not miss anything reads the state it keeps from Redis there."""
+        with self._lock:
+            self._on_ready.append(callback)
+
     def wait_ready(self, timeout: float = 5.0) -> bool:
         """Whether the listener is subscribed (tests wait for this before publishing)."""
         return self._ready.wait(timeout)
@@ -98,6 +106,8 @@ class Hub:
             try:
                 pubsub.psubscribe(self.pattern + "*")
                 self._ready.set()
+                for callback in list(self._on_ready):
+                    callback()
                 while not self._stop.is_set():
                     item = pubsub.get_message(timeout=1.0)
                     if item is not None:

@@ -29,6 +29,7 @@ from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes, PassKeys
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
+from webapp.domain.seat_passes import Revocations, SeatPasses
 from webapp.domain.site_keys import SiteKeys
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
@@ -69,6 +70,8 @@ class Services:
     metrics: Metrics
     challenges: Challenges
     passes: Passes
+    seat_passes: SeatPasses
+    revocations: Revocations
     site_keys: SiteKeys
     join_limits: JoinLimits
     _loops: list[threading.Event] = field(default_factory=list)
@@ -81,6 +84,7 @@ class Services:
             self.sweeper.start()
         if self.chat_upkeep:
             self.chat_relay.start(self.chat_upkeep)
+        self.revocations.start()
         limits, clock = self.limits, self.clock
         beat = run_every(limits.ttl / 3, lambda: limits.heartbeat(clock()), "conn-heartbeat")
         self._loops.append(beat)
@@ -120,7 +124,13 @@ def build(settings: Mapping[str, Any]) -> Services:
     announcer = Announcer(relay)
     lobby = Lobby(rooms, reports, refresh=settings["STATS_REFRESH"], announcer=announcer)
     waitlists = Waitlists(rooms, secret=secret)
-    visits = Visits(rooms, reports, chats, announcer, lobby, waitlists)
+    revocations = Revocations(client, keys, hub, clock)
+    visits = Visits(rooms, reports, chats, announcer, lobby, waitlists, revocations)
+    passes = Passes(
+        PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
+        issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
+        secret=secret,
+    )
     return Services(
         client=client,
         keys=keys,
@@ -152,11 +162,9 @@ def build(settings: Mapping[str, Any]) -> Services:
         mail=MailHealth(client, keys),
         metrics=Metrics(reports),
         challenges=Challenges(client, keys, secret, clock),
-        passes=Passes(
-            PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
-            issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
-            secret=secret,
-        ),
+        passes=passes,
+        seat_passes=SeatPasses(passes, keys, scripts),
+        revocations=revocations,
         site_keys=SiteKeys(client, keys, scripts),
         join_limits=JoinLimits(client, keys, scripts),
     )

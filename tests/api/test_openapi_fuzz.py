@@ -22,6 +22,7 @@ from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks
 
+from tests.api.conftest import ADMIN
 from webapp import create_app
 from webapp.domain.drops import checked_request_id
 from webapp.domain.emails import normalise_email
@@ -158,6 +159,14 @@ def known_differences(case, response, headers=None):
     # ... nor that a drop's times come in order with the room's others (400 if not).
     if response is not None and response.status_code == 400 and "after starts_at" in response.text:
         spared.add(checks.positive_data_acceptance)
+    # A release's sold is counted only with the room's site key as the bearer, which a
+    # generated request does not hold (the rule is about the credential, not the body).
+    if (
+        response is not None
+        and response.status_code == 403
+        and "site_key_required" in (response.text)
+    ):
+        spared.add(checks.positive_data_acceptance)
     # Query parameters the document does not name are ignored, as is usual on the web;
     # schemathesis takes a query as closed and counts them as invalid input.
     extra = set(case.query or {}) - QUERY[(case.method.upper(), case.path)]
@@ -168,16 +177,17 @@ def known_differences(case, response, headers=None):
 
 def existing(client, path):
     """Path parameters that name things that exist: the room with a live ticket, and with
-    an ended one; the manual room with someone in line."""
+    an ended one, and its live site key; the manual room with someone in line."""
     names = re.findall(r"{(\w+)}", path)
     if not names:
         return []
     live, ended = (client.post(f"/api/rooms/{ROOM}/join").get_json()["token"] for _ in "ab")
     client.post(f"/api/rooms/{ROOM}/leave/{ended}")
+    key = client.post(f"/api/admin/rooms/{ROOM}/site-key", headers=ADMIN).get_json()["id"]
     choices = [
-        {"room": ROOM, "token": live},
-        {"room": ROOM, "token": ended},
-        {"room": MANUAL, "token": IN_LINE},
+        {"room": ROOM, "token": live, "key_id": key},
+        {"room": ROOM, "token": ended, "key_id": key},
+        {"room": MANUAL, "token": IN_LINE, "key_id": key},
     ]
     return [dict(pairs) for pairs in {tuple((n, choice[n]) for n in names) for choice in choices}]
 

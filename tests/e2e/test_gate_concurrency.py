@@ -134,3 +134,23 @@ def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
         assert client.zcard(seats_key) == CAPACITY  # the last 25, offered their seats
         assert client.zcard(f"{prefix}:{{room:crowd}}:line") == 0
         client.close()
+
+
+def test_a_released_pass_is_refused_by_every_worker_within_a_second(redis_url: str) -> None:
+    """Issue 29: a released seat's pass, still fresh (no renewal due for 30 s), gets 401
+    from both workers within 1 s of the release, and from then on every time."""
+    with e2e_server(redis_url, "e2e-gate-revocation.log") as server:
+        server.admin("shop", capacity=2, site_url="https://shop.example/", pass_renew_seconds=30)
+        status, body = call(f"{server.url}/api/rooms/shop/join", "POST")
+        assert status == 200 and body["status"] == "admitted"
+        held = body["pass"]
+        assert all(call(f"{server.url}/gate/shop", token=held)[0] == 204 for _ in range(20))
+        status, _ = call(f"{server.url}/api/rooms/shop/release", "POST", held)
+        assert status == 200
+        released, seen = time.monotonic(), []
+        while time.monotonic() - released < 2.0:  # each new connection: either worker
+            status = call(f"{server.url}/gate/shop", token=held)[0]
+            seen.append((time.monotonic() - released, status))
+        assert {status for _, status in seen} <= {204, 401}
+        late = [status for at, status in seen if at >= 1.0]
+        assert len(late) >= 20 and set(late) == {401}, seen  # refused everywhere after 1 s

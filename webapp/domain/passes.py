@@ -152,8 +152,11 @@ class Passes:
         self._seal = AESGCM(seal)
         self._checked = lru_cache(maxsize=VERIFIED_KEPT)(self._check)
 
-    def issue(self, room: str, token: str, renew_seconds: int, now: float) -> str:
-        """A pass for ``token``'s seat in ``room``, good for 2 x ``renew_seconds``."""
+    def issue(
+        self, room: str, token: str, renew_seconds: int, now: float, jti: str | None = None
+    ) -> str:
+        """A pass for ``token``'s seat in ``room``, good for 2 x ``renew_seconds``, with
+        ``jti`` as its id (a new one by default)."""
         issued = int(now)
         nonce = secrets.token_bytes(12)
         sealed = nonce + self._seal.encrypt(nonce, token.encode(), room.encode())
@@ -163,7 +166,7 @@ class Passes:
             "sub": public_id(token),
             "iat": issued,
             "exp": issued + 2 * renew_seconds,
-            "jti": secrets.token_urlsafe(12),
+            "jti": jti or secrets.token_urlsafe(12),
             "seat": _b64(sealed),
         }
         return jwt.encode(claims, self.keys.signing, ALGORITHM, headers={"kid": self.keys.kid})

@@ -25,6 +25,7 @@ from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import RoomNotFound, WaitingRooms
+from webapp.domain.seat_passes import ROOM, Revocations
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import Admission, Ticket, public_id
 from webapp.domain.waitlist import Waitlists
@@ -50,8 +51,10 @@ class Visits:
         announcer: Announcer,
         lobby: Lobby,
         waitlists: Waitlists,
+        revocations: Revocations | None = None,
     ) -> None:
         self.rooms = rooms
+        self.revocations = revocations  # a site room's ended seats: their passes refused
         self.reports = reports
         self.chats = chats
         self.announcer = announcer
@@ -83,6 +86,7 @@ class Visits:
         """Removes the room with everything in it, its audit log too (so the deletion is
         logged here); its chat ends, and its open pages say so and close their sockets.
         False if there was no such room."""
+        self._revoke(room, ROOM)  # before the settings go: every pass of the room
         deleted = self.rooms.delete(room)
         self.lobby.forget(room)
         self.announcer.forget(room)
@@ -137,10 +141,23 @@ class Visits:
         the room and closes the holder's open sockets (another tab; an admin's removal).
         ``why`` removed and ``who``: an admin's doing, audited."""
         ticket = self.rooms.leave(room, token, why=why, who=who)
+        self._revoke(room, public_id(token))
         self.chats.leave(room_chat_id(room), public_id(token))
         self.announcer.publish(room, ended_frame(token, ticket.why or why))
         self.announcer.changed(room, ticket)
         return ticket
+
+    def _revoke(self, room: str, subject: str) -> None:
+        """In a site room, every pass of the seat ``subject`` (or of the whole room) is
+        refused by every process's gate from now on (``seat_passes.Revocations``)."""
+        if self.revocations is None:
+            return
+        try:
+            settings = self.lobby.settings(room)
+        except RoomNotFound:
+            return
+        if settings.site_url:
+            self.revocations.revoke(room, subject, settings.pass_renew_seconds, self.lobby.now())
 
     def renew(self, room: str, token: str) -> Ticket:
         """A site room's visitor is still on the site (the gate renews a pass past half

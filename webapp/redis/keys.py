@@ -269,6 +269,13 @@ class Keys:
         return f"{self.prefix}:rooms"
 
     @property
+    def revoked_passes(self) -> str:
+        """zset: "<room> <seat's public id>" -> until when its passes are refused (the
+        seat ended; ``webapp.domain.seat_passes.Revocations``); trimmed at each write to
+        those in force, so it holds only seats ended within a pass's lifetime."""
+        return f"{self.prefix}:passes:revoked"
+
+    @property
     def sweep_lock(self) -> str:
         """string with a short TTL: one process sweeps the rooms per interval."""
         return f"{self.prefix}:sweep-lock"

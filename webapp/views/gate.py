@@ -53,13 +53,20 @@ def check(room: str) -> ResponseReturnValue:
     X-Waiting-Room-Location, or with ``?redirect=1`` a 302 there."""
     if not valid_room_name(room):
         raise RoomNotFound(f"no room named {room[:80]!r}")
-    now = services().clock()
+    built = services()
+    now = built.clock()
     try:
-        held = passes().verify(room, presented(), now)
+        held = built.passes.verify(room, presented(), now)
     except InvalidPass:
+        return refused(room)
+    if built.revocations.revoked(room, held.subject, now):  # the seat ended lately
         return refused(room)
     if held.fresh(now):
         return "", 204, {VISITOR: held.subject}
+    renew_seconds = lobby().settings(room).pass_renew_seconds
+    fresh = built.seat_passes.rotate(room, held, renew_seconds, now)
+    if fresh is None:  # a copy of a pass another holder renewed first, or the seat ended
+        return refused(room)
     try:
         ticket = visits().renew(room, held.token)
     except RoomError:  # the seat ended (why: the waiting page says), or the room went
@@ -68,7 +75,7 @@ def check(room: str) -> ResponseReturnValue:
         return refused(room)
     response = make_response("", 204)
     response.headers[VISITOR] = held.subject
-    give_pass(response, room, held.token)
+    set_pass(response, room, fresh)
     return response
 
 
@@ -153,6 +160,7 @@ class FreshGate:
     def __init__(self, app: WSGIApplication, built: Services) -> None:
         self.app = app
         self.passes = built.passes
+        self.revocations = built.revocations
         self.clock = built.clock
         self.metrics = built.metrics
 
@@ -169,7 +177,11 @@ class FreshGate:
                     held = self.passes.verify(room, raw, now)
                 except InvalidPass:
                     held = None
-                if held is not None and held.fresh(now):
+                if (
+                    held is not None
+                    and held.fresh(now)
+                    and not self.revocations.revoked(room, held.subject, now)
+                ):
                     start_response("204 NO CONTENT", [(VISITOR, held.subject)])
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
                     return []
@@ -207,10 +219,17 @@ def refused(room: str) -> ResponseReturnValue:
     return response
 
 
-def give_pass(response: Response, room: str, token: str) -> str:
-    """A fresh pass for ``token``'s seat, in the room's pass cookie; returns it."""
-    settings = lobby().settings(room)
-    fresh = passes().issue(room, token, settings.pass_renew_seconds, services().clock())
+def give_pass(response: Response, room: str, token: str) -> None:
+    """A fresh pass for the holder of ``token``'s seat (the seat's one pass from now
+    on), in the room's pass cookie; none if the ticket has ended."""
+    renew_seconds = lobby().settings(room).pass_renew_seconds
+    fresh = services().seat_passes.hand(room, token, renew_seconds, services().clock())
+    if fresh is not None:
+        set_pass(response, room, fresh)
+
+
+def set_pass(response: Response, room: str, fresh: str) -> None:
+    """The room's pass cookie, holding ``fresh``."""
     config = current_app.config
     response.set_cookie(
         cookie_name(room),
@@ -221,7 +240,6 @@ def give_pass(response: Response, room: str, token: str) -> str:
         httponly=True,
         samesite="Lax",
     )
-    return fresh
 
 
 def keep_next(room: str) -> None:
@@ -242,9 +260,8 @@ def site_pass(built: Services, room: str, ticket: Ticket) -> dict[str, str]:
     settings = built.lobby.settings(room)
     if not settings.site_url:
         return {}
-    now = built.clock()
-    fresh = built.passes.issue(room, ticket.token, settings.pass_renew_seconds, now)
-    return {"pass": fresh, "site_url": settings.site_url}
+    fresh = built.seat_passes.hand(room, ticket.token, settings.pass_renew_seconds, built.clock())
+    return {} if fresh is None else {"pass": fresh, "site_url": settings.site_url}
 
 
 def site_target(site_url: str, wanted: str | None) -> str:

@@ -1,0 +1,120 @@
+"""The passes of site rooms' seats, held to one holder each (issue 29). No Flask here.
+
+- **One holder per pass.** Each seat remembers the pass it handed out last
+  (``pass_issue.lua``). The ticket's holder (the room's page, the API, which hold the
+  ticket itself) may always be handed a new one; a renewal at the gate, which has only
+  the pass, rotates it only if it is that last one. So a copied pass works for one
+  holder past the next renewal, however many copies exist: the first to renew gets the
+  new pass, every other copy a 401.
+- **Revocation within a second, on every process.** A fresh pass is checked without
+  Redis (``Passes.verify``), so a seat that ends (a release, a removal, a leave) would
+  still pass the gate for up to ``pass_renew_seconds``. Ending a seat of a site room
+  publishes its revocation on the hub; every process keeps the revoked seats in memory
+  until their last pass has expired, and the gate refuses them. A process that starts
+  later reads the revocations still in force from Redis first.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from webapp.domain.passes import CLOCK_SKEW, Pass, Passes
+from webapp.redis.keys import Keys
+from webapp.redis.replies import text
+from webapp.redis.scripts import Scripts
+
+log = logging.getLogger(__name__)
+TOPIC = "passes:revoked"  # the hub topic every process hears revocations on
+ROOM = "*"  # the subject that revokes every pass of a room (it was deleted)
+LONGEST = 2 * 3600 + CLOCK_SKEW  # seconds a revocation lasts at most (the longest pass)
+PRUNE_AT = 10_000  # revocations a process keeps before it forgets the expired ones
+
+
+class SeatPasses:
+    """Hands out and rotates the passes of seats (one holder each)."""
+
+    def __init__(self, passes: Passes, keys: Keys, scripts: Scripts) -> None:
+        self.passes = passes
+        self.keys = keys
+        self.scripts = scripts
+
+    def hand(self, room: str, token: str, renew_seconds: int, now: float) -> str | None:
+        """A fresh pass for the holder of ``token`` (the ticket itself), which becomes
+        the seat's one pass; None if the ticket has ended."""
+        jti = secrets.token_urlsafe(12)
+        if self._record(room, token, jti, "") != "ok":
+            return None
+        return self.passes.issue(room, token, renew_seconds, now, jti)
+
+    def rotate(self, room: str, held: Pass, renew_seconds: int, now: float) -> str | None:
+        """The next pass for ``held``, presented for renewal: None if ``held`` is not the
+        last pass the seat handed out (a copy another holder renewed first), or the
+        ticket has ended; nothing changes then."""
+        jti = secrets.token_urlsafe(12)
+        if self._record(room, held.token, jti, held.jti) != "ok":
+            return None
+        return self.passes.issue(room, held.token, renew_seconds, now, jti)
+
+    def _record(self, room: str, token: str, jti: str, presented: str) -> str:
+        tickets = self.keys.room(room).tickets
+        return text(self.scripts["pass_issue"](keys=[tickets], args=[token, jti, presented]))
+
+
+class Revocations:
+    """The seats of site rooms that ended lately, as every process hears of them: their
+    passes are refused by the gate until they would have expired anyway."""
+
+    def __init__(self, client: Any, keys: Keys, hub: Any, clock: Callable[[], float]) -> None:
+        self.client = client
+        self.key = keys.revoked_passes
+        self.hub = hub
+        self.clock = clock
+        self._until: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+
+    def revoke(self, room: str, subject: str, renew_seconds: int, now: float) -> None:
+        """Every pass of the seat ``subject`` (its public id) of ``room`` is refused from
+        now until the last one it could hold expires; every process hears it."""
+        until = now + 2 * renew_seconds + CLOCK_SKEW
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(self.key, {f"{room} {subject}": until})
+        pipe.zremrangebyscore(self.key, "-inf", now)  # the bound: only those in force
+        pipe.execute()
+        self.hub.publish(TOPIC, {"room": room, "sub": subject, "until": until})
+        self._heard({"room": room, "sub": subject, "until": until})
+
+    def revoked(self, room: str, subject: str, now: float) -> bool:
+        """Whether the seat's passes are refused, or every pass of the room (``ROOM``:
+        it was deleted). No Redis: this process's memory."""
+        until = max(self._until.get((room, subject), 0.0), self._until.get((room, ROOM), 0.0))
+        return now < until
+
+    def start(self) -> None:
+        """Hears revocations from every process, and reads those still in force each
+        time the hub (re)subscribes (at start, after an outage): none is missed."""
+        self.hub.when_ready(self._read)
+        self.hub.subscribe(TOPIC, self._heard)
+
+    def _read(self) -> None:
+        now = self.clock()
+        for member, until in self.client.zrangebyscore(self.key, now, "+inf", withscores=True):
+            room, _, subject = text(member).partition(" ")
+            self._heard({"room": room, "sub": subject, "until": until})
+
+    def _heard(self, message: dict[str, Any]) -> None:
+        try:
+            key, until = (str(message["room"]), str(message["sub"])), float(message["until"])
+        except (KeyError, TypeError, ValueError):
+            log.warning("ignored a malformed pass revocation: %r", message)
+            return
+        with self._lock:
+            if until > self._until.get(key, 0.0):
+                self._until[key] = until
+            if len(self._until) > PRUNE_AT:  # a bound: forget those surely expired (a
+                # revocation lasts at most LONGEST, so one that ends that much before
+                # this one's end has ended)
+                self._until = {k: v for k, v in self._until.items() if v > until - LONGEST}
