@@ -49,8 +49,10 @@ def test_countdown_prequeue_start_and_draw(
     name = room(capacity=1, dropout_seconds=60)
     seated = server.api("POST", f"/api/rooms/{name}/join")  # the one seat: all wait
     assert seated["status"] == "admitted"
+    # Each moment of the schedule is brought near only once the checks before it are
+    # done (a schedule set once, seconds apart, let a slow step run past the next)
     now = int(time.time())
-    server.admin(name, prequeue_at=now + 5, starts_at=now + 14)
+    server.admin(name, prequeue_at=now + 600, starts_at=now + 1200)
     time.sleep(1.2)  # each worker reads a room's settings afresh every second
     ada = person(width=390, height=844)
     ada.goto(f"{server.url}/rooms/{name}")
@@ -59,6 +61,9 @@ def test_countdown_prequeue_start_and_draw(
     assert ada.locator("#join").count() == 0
     shoot(ada, artifacts, "countdown")
     # the page asks again when the pre-queue opens, and offers it
+    server.admin(name, prequeue_at=int(time.time()) + 3)
+    time.sleep(1.2)
+    ada.reload()  # counting down to the new time
     expect(ada.get_by_role("button", name="Join the pre-queue")).to_be_visible(timeout=15_000)
     others = [server.api("POST", f"/api/rooms/{name}/join") for _ in range(4)]
     assert all(o["status"] == "prequeue" for o in others)
@@ -67,6 +72,7 @@ def test_countdown_prequeue_start_and_draw(
     draw_id = ada.locator("#draw-id").inner_text().strip()
     assert re.fullmatch(r"[0-9a-f]{12}", draw_id)
     shoot(ada, artifacts, "prequeue")
+    server.admin(name, starts_at=int(time.time()) + 2)
     # the start (the sweep, within a second of starts_at): the place shows within a poll
     position = ada.locator(".position .big")
     expect(position).to_be_visible(timeout=25_000)

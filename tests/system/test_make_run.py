@@ -19,11 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from gunicorn_app import ROOT, Server, free_port, wait_until_answering
 from recording import smtp_server
 
 from tests.e2e.test_chat_socket import Socket
 from tests.system.test_run_command import redis_servers_for
+from webapp.config import Defaults
+from webapp.domain.mail import MailHealth, SmtpHealth
+from webapp.mailer import CHECK_DOWN
+from webapp.redis.keys import Keys
 
 pytestmark = pytest.mark.slow
 NOT_A_NEWCOMERS = {"REDIS_URL", "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"}
@@ -67,6 +72,14 @@ class Run:
             assert self.process.poll() is None, self.output()[-3000:]
             assert time.monotonic() < deadline, f"no {pattern!r} in:\n{self.output()[-3000:]}"
             time.sleep(0.1)
+
+    def smtp_checks(self) -> SmtpHealth | None:
+        """The mailer's last check of its SMTP server, as recorded in the app's Redis."""
+        client = redis.Redis(unix_socket_path=str(self.data_dir / "redis" / "redis.sock"))
+        try:
+            return MailHealth(client, Keys(Defaults.REDIS_PREFIX)).read()
+        finally:
+            client.close()
 
     def ctrl_c(self) -> list[str]:
         """Presses Ctrl+C (SIGINT to the whole foreground group); the lines it printed."""
@@ -130,6 +143,9 @@ def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
         assert bo["status"] == "waiting"
         cy.leave("hall")  # Cy's seat is offered to Bo, who gave an email
         mailbox.link("bo@example.org", "http://mail.test/claim/", timeout=30)
+        # Both workers have started (each says where its Redis is), so no line of a
+        # slow start is read after Ctrl+C and taken for one of the stop's
+        run.wait_for(r"(?s)( webapp Redis: .*){2}")
         started = run.output()
         stopped = run.ctrl_c()
         sock.close()
@@ -163,7 +179,14 @@ def test_make_run_without_an_smtp_server_says_so_once(tmp_path):
     port = free_port()  # nothing listens there
     with make_run(tmp_path, WEBAPP_SMTP_PORT=str(port)) as run:
         run.wait_for(r"Mail cannot be sent")
-        time.sleep(12)  # several checks later
+        first = run.smtp_checks()
+        assert first is not None and not first.ok
+        # Two more checks (one every CHECK_DOWN seconds while nothing answers), counted
+        # in Redis rather than assumed from a sleep
+        deadline = time.monotonic() + 10 * CHECK_DOWN
+        while (last := run.smtp_checks()) is None or last.at < first.at + 1.5 * CHECK_DOWN:
+            assert time.monotonic() < deadline, f"the mailer stopped checking: {last}"
+            time.sleep(0.2)
         said = [line for line in run.lines if "Mail cannot be sent" in line]
         assert len(said) == 1
         assert f"no SMTP server answers at 127.0.0.1:{port}" in said[0]
