@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import hmac
 import io
+import unicodedata
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -209,8 +210,12 @@ def audit_csv(room: str, entries: list[AuditEntry]) -> Response:
     )
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: object) -> object:
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    # Judged after NFKC: a spreadsheet may read a fullwidth or small sign (U+FF1D, U+FE62)
+    if isinstance(value, str) and unicodedata.normalize("NFKC", value)[:1] in FORMULA_STARTS:
         return "'" + value
     return value
 
