@@ -225,7 +225,7 @@ def _cell(value: object) -> object:
 def stock(room: str) -> ResponseReturnValue:
     """A scheduled drop's stock: ``{"sold": n, "request_id"}`` counts n units sold (once
     per request id), ``{"left": n}`` sets what is left; at 0 the room is sold out."""
-    body = json_object(required=True)
+    body = json_object(required=True, known=("sold", "left", "request_id"))
     if ("sold" in body) == ("left" in body):
         raise InvalidInput('give either "sold" or "left"')
     if rooms().settings(room) is None:
