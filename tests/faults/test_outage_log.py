@@ -1,17 +1,21 @@
 """What the operator reads in the app's log through a Redis outage (issue 35): each
-background loop says once that it cannot reach Redis and once that it works again, not
-a traceback every interval."""
+background loop (the workers' periodic loops, the hub listener, the mailer) says once
+that it cannot reach Redis and once that it works again, not a traceback every
+interval."""
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 
+import building
 import pytest
 import redis
 from faultkit import PREFIX, SWEEP, RedisServer
 from gunicorn_app import Server
+from recording import smtp_server
 
 from webapp.realtime import Hub
 from webapp.redis.keys import Keys
@@ -71,3 +75,36 @@ def test_the_hub_listener_says_an_outage_once_each_way(
     assert "hub listener cannot reach Redis" in lines[0]
     assert re.search(r"hub listener works again after \d+ s", lines[1]), lines
     assert heard == [{"n": 1}]
+
+
+def test_the_mailer_says_a_stopped_or_frozen_redis_once_each_way(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The mailer on a Redis that is stopped for 3 s, then frozen for 3 s (its calls time
+    out): ready once, then one warning and one line back for each outage, no traceback."""
+    client = redis.Redis.from_url(
+        redis_server.url, decode_responses=True, socket_timeout=0.5, socket_connect_timeout=0.5
+    )
+    stop = threading.Event()
+    with smtp_server() as (_, smtp_port), caplog.at_level(logging.INFO, logger="webapp.mailer"):
+        mailer = building.mailer_of(building.engine(client, Keys(PREFIX)), smtp_port)
+        mailer.settings = mailer.settings.changed(poll=0.2)
+        running = threading.Thread(target=mailer.run, args=(stop,), daemon=True)
+        running.start()
+        try:
+            time.sleep(1)
+            with redis_server.down():
+                time.sleep(3)
+            time.sleep(1)
+            with redis_server.frozen_while():
+                time.sleep(3)
+            time.sleep(1.5)
+        finally:
+            stop.set()
+            running.join(10)
+            client.close()
+    said = [r.getMessage() for r in caplog.records if r.name == "webapp.mailer"]
+    assert not [r for r in caplog.records if r.exc_info], said
+    assert len([line for line in said if line.startswith("ready:")]) == 1, said
+    assert len([line for line in said if line.startswith("lost the app's Redis")]) == 2, said
+    assert len([line for line in said if "Redis answers again" in line]) == 2, said
