@@ -22,6 +22,9 @@ $(DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(RUNTIME)
 
+# The emails' links open the app where `make run` serves it, unless WEBAPP_PUBLIC_URL
+# says otherwise (the address people reach it at, behind a proxy)
+run: export WEBAPP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 # The mailer (docs/operations.md, "Email") runs beside gunicorn and stops with it
 run: $(RUNTIME)
 	$(PY) -m webapp.mailer & mailer=$$!; trap 'kill $$mailer 2>/dev/null' EXIT; \

@@ -36,6 +36,13 @@ workers = int(os.environ.get("WEB_CONCURRENCY", str(min(os.cpu_count() or 1, 4))
 worker_connections = int(os.environ.get("WEB_WORKER_CONNECTIONS", "1000"))  # gevent
 threads = int(os.environ.get("WEB_THREADS", "64"))  # gthread only
 timeout = 60
+# Header sizes (docs/gate.md, "Header sizes"): the gate gets every cookie of the site it
+# guards, and a busy shop's pass gunicorn's 8 KB per field (it answered 431). nginx's
+# default, large_client_header_buffers 4 8k, takes 32 KB of headers in all, each field
+# and the request line up to 8 KB; from an HTTP/2 browser each cookie is a field of its
+# own, and nginx joins them into one Cookie line for the gate: up to those 32 KB.
+limit_request_field_size = 32 * 1024
+limit_request_line = 8190  # nginx's 8 KB request line; gunicorn's most
 graceful_timeout = 10
 accesslog = os.environ.get("WEB_ACCESS_LOG") or None
 # gunicorn 27's control socket has one default path per user: two apps (or a test run

@@ -60,7 +60,6 @@ from webapp.i18n import (
     translations_dir,
     translations_for,
 )
-from webapp.redis.connection import redacted
 from webapp.redis.replies import text as _text
 from webapp.redis.replies import texts as _fields
 
@@ -69,6 +68,9 @@ GROUP = "mailer"
 HERE = Path(__file__).resolve().parent
 PROBE_TIMEOUT = 10.0  # seconds the SMTP server has to answer a check
 CHECK_DOWN = 5.0  # seconds between checks while the SMTP server does not answer
+# `make run` starts the mailer and gunicorn at once, and gunicorn starts the embedded
+# Redis: not answering for this long at start is news; a few seconds are not.
+REDIS_START = 30.0
 # A send that failed for one of these says the server is away, not that one message is bad
 UNREACHABLE = (OSError, smtplib.SMTPConnectError, smtplib.SMTPServerDisconnected,
                smtplib.SMTPAuthenticationError)  # fmt: skip
@@ -120,7 +122,10 @@ class Mailer:
         self.clock = clock_of(clock)
         self._groups: set[str] = set()
         self._smtp: SmtpHealth | None = None  # the last check of the SMTP server
-        self._redis: bool | None = None  # Redis answered last time (None: not asked yet)
+        self._redis: bool | None = None  # Redis answered last time (None: never yet)
+        self._started = time.monotonic()
+        self._said_waiting = False  # that Redis does not answer at start, said once
+        self._said_ready = False
 
     def run(self, stop: threading.Event) -> None:
         """Rounds until ``stop``: the SMTP server checked every ``check`` seconds (every
@@ -130,13 +135,16 @@ class Mailer:
         while not stop.is_set():
             busy = 0
             try:
+                if not self._redis:  # first whether Redis answers, then the SMTP server
+                    self.client.ping()
+                    self._redis_is(up=True)
                 if time.monotonic() >= next_check:
                     ok = self.check_smtp().ok
                     next_check = time.monotonic() + (self.settings.check if ok else CHECK_DOWN)
                 if self._smtp is not None and self._smtp.ok:
                     busy = self.run_once()
                 self._redis_is(up=True)
-            except redis.ConnectionError as error:  # not up yet, or restarting
+            except (redis.ConnectionError, redis.TimeoutError) as error:  # not up, or frozen
                 self._redis_is(up=False, error=error)
             except Exception:  # a bug in one message: log, go on
                 log.exception("mailer round failed")
@@ -174,14 +182,27 @@ class Mailer:
         return health
 
     def _redis_is(self, up: bool, error: Exception | None = None) -> None:
-        """Says a change once: the app's Redis is not up yet (``make run`` starts both
-        at once), went away, or answers again."""
-        if not up and self._redis is None:
-            log.info("waiting for the app's Redis (%s)", error)
-        elif not up and self._redis:
-            log.warning("Redis unavailable (%s); waiting for it", error)
+        """Says a change once, in words: ready (the first time Redis answers), Redis
+        gone, Redis back. Not answering at start is normal for a while (``make run``
+        starts the mailer and the app at once): said only past ``REDIS_START``."""
+        waited = time.monotonic() - self._started
+        if up and not self._said_ready:
+            self._said_ready = True
+            log.info(
+                "ready: it sends the rooms' emails, with links to %s", self.settings.public_url
+            )
         elif up and self._redis is False:
-            log.info("Redis answers")
+            log.info("the app's Redis answers again; the emails that waited go out now")
+        elif not up and self._redis:
+            log.warning("lost the app's Redis (%s); emails wait until it answers", error)
+        elif not up and not self._said_ready and not self._said_waiting and waited > REDIS_START:
+            self._said_waiting = True
+            log.warning(
+                "the app's Redis does not answer after %.0f s (%s); emails wait until it "
+                "does (is the app running, with the same REDIS_URL or WEBAPP_DATA_DIR?)",
+                waited,
+                error,
+            )
         self._redis = up
 
     def run_once(self) -> int:
@@ -192,7 +213,7 @@ class Mailer:
         for room in self.rooms.names():
             try:
                 handled += self._room(room)
-            except redis.ConnectionError:
+            except (redis.ConnectionError, redis.TimeoutError):
                 raise
             except Exception:
                 log.exception("mailer: room %s skipped this round", room)
@@ -378,9 +399,13 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     mail = MailSettings.from_config(settings)
-    mailer = Mailer(services.rooms, services.mail, mail, clock=services.clock)
-    log.info("mailer %s started (Redis: %s)", mailer.worker, redacted(settings["REDIS_URL"]))
-    mailer.run(stop)
+    if not os.environ.get("WEBAPP_PUBLIC_URL"):  # `make run` sets it to its own address
+        log.warning(
+            "WEBAPP_PUBLIC_URL is not set: the links in emails open %s, the default. Set "
+            'it to the address people reach the app at (README, "Email").',
+            mail.public_url,
+        )
+    Mailer(services.rooms, services.mail, mail, clock=services.clock).run(stop)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import RoomNotFound, public_id
+from webapp.periodic import Streak
 from webapp.redis.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ class Hub:
     def _listen(self) -> None:
         # One pattern for everything: subscribing per topic would mean calling the
         # pub/sub object from request threads, and it is not thread-safe.
+        streak = Streak("hub listener", log)  # an outage said once each way, not every retry
         while not self._stop.is_set():
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
@@ -108,6 +110,7 @@ class Hub:
                 self._ready.set()
                 for callback in list(self._on_ready):
                     callback()
+                streak.worked()
                 while not self._stop.is_set():
                     item = pubsub.get_message(timeout=1.0)
                     if item is not None:
@@ -116,7 +119,7 @@ class Hub:
                 self._ready.clear()
                 if self._stop.is_set():
                     return  # the process is stopping: nothing was lost
-                log.warning("hub listener lost Redis (%s); retrying in %.1fs", error, self.retry)
+                streak.failed(error)
                 self._stop.wait(self.retry)
             except (KeyboardInterrupt, SystemExit):  # Ctrl+C reached this thread: stop
                 self._stop.set()

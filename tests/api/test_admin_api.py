@@ -544,10 +544,15 @@ def test_the_audit_log_as_csv(call, busy_room, audit):
     assert kinds == ["kind", "admit"]
 
 
-@pytest.mark.parametrize("name", ["+1 555", "-1", "@SUM(A1)", "=1+1", "Ada"])
+@pytest.mark.parametrize(
+    "name",
+    ["+1 555", "-1", "@SUM(A1)", "=1+1", "Ada",
+     "\uff1d1+1", "\uff0b1", "\uff20SUM(A1)", "\ufe62\uff11", "\u207c1"],
+)  # fmt: skip
 def test_csv_cells_are_never_formulas(call, manual_room, name):
-    """A cell starting with =, +, - or @ (here a display name) is written with a leading '
-    in the CSV, so no spreadsheet runs it; the JSON keeps it as it is."""
+    """A cell starting with =, +, - or @ (here a display name), or with a character that
+    Unicode NFKC makes one of them (fullwidth \uff1d, small \ufe62, superscript \u207c), is
+    written with a leading ' in the CSV, so no spreadsheet runs it; the JSON keeps it."""
     token = call("POST", f"/api/rooms/{ROOM}/join", {"name": name}).get_json()["token"]
     call("POST", f"/api/admin/rooms/{ROOM}/remove/{token}")
     query = {"format": "csv", "kind": "remove"}

@@ -58,6 +58,24 @@ def test_bad_settings_are_refused(admin, client, make_room, body):
     assert client.get("/api/admin/rooms/gig", headers=admin).get_json()["capacity"] == 2
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "kind"),
+    [("title", "Gig", "live"), ("description", "Doors at eight", "live"),
+     ("site_url", "https://shop.example/", "live"),
+     ("claim_redirect_url", "https://shop.example/in", "waitlist")],
+)  # fmt: skip
+def test_a_text_setting_is_never_null(admin, client, make_room, name, value, kind):
+    """A text setting is a string, "" for none, as the OpenAPI document says: null gets
+    400 naming the setting, and the room keeps its value."""
+    make_room("gig", kind=kind, **{name: value})
+    response = client.put("/api/admin/rooms/gig", json={name: None}, headers=admin)
+    assert response.status_code == 400
+    assert response.is_json and name in response.get_json()["error"]
+    assert client.get("/api/admin/rooms/gig", headers=admin).get_json()[name] == value
+    emptied = client.put("/api/admin/rooms/gig", json={name: ""}, headers=admin)
+    assert emptied.status_code == 200 and emptied.get_json()[name] == ""
+
+
 @pytest.mark.parametrize("name", ["UPPER", "a_b", "a" * 65, "sp ace", "é", "a.b"])
 def test_bad_room_names(admin, client, name):
     """Room names are [a-z0-9-]{1,64}: anything else is refused or not found."""

@@ -128,12 +128,19 @@ def test_stock_reports_and_the_sell_out(client: Any) -> None:
 
 
 def test_stock_refuses_bad_input(client: Any) -> None:
-    """Neither or both of sold and left, negative numbers, a long request id: 400."""
+    """Neither or both of sold and left, negative numbers, a long request id, a property
+    the document does not name: 400 saying what, and the stock is as it was."""
     client.put("/api/admin/rooms/shop", json={"capacity": 1, "stock": 3}, headers=ADMIN)
     for body in ({}, {"sold": 1, "left": 2}, {"sold": -1}, {"left": "x"},
-                 {"sold": 1, "request_id": "x" * 200}, {"sold": True}):  # fmt: skip
+                 {"sold": 1, "request_id": "x" * 200}, {"sold": True},
+                 {"sold": 1, "solds": 1}, {"left": 0, "room": "shop"}):  # fmt: skip
         reply = client.post("/api/admin/rooms/shop/stock", json=body, headers=ADMIN)
         assert reply.status_code == 400, body
+        assert reply.get_json()["error"], body
+    unknown = client.post("/api/admin/rooms/shop/stock", json={"sold": 1, "solds": 1},
+                          headers=ADMIN)  # fmt: skip
+    assert "solds" in unknown.get_json()["error"]
+    assert client.get("/api/admin/rooms/shop", headers=ADMIN).get_json()["stock"] == 3
     assert (
         client.post("/api/admin/rooms/nope/stock", json={"left": 1}, headers=ADMIN).status_code
         == 404

@@ -1,7 +1,8 @@
 """The README's command, ``make run``, as a newcomer runs it on a fresh data directory:
 the mailer finds the app's own Redis and an email reaches a real SMTP server on
-loopback; with no SMTP server it says so once; the admin password is set once, without
-a traceback; and Ctrl+C stops it all with no traceback."""
+loopback, its links to the address make serves; its start is said in words; with no
+SMTP server it says so once; the admin password is set once, without a traceback; and
+Ctrl+C stops it all with no traceback."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -196,3 +198,53 @@ def test_make_run_without_an_smtp_server_says_so_once(tmp_path):
         ann.join("hall")
         page = bo.join("hall")
         assert "Keep this page" in page and 'name="email"' not in page
+
+
+def test_make_run_links_emails_to_its_own_address_and_starts_in_words(tmp_path):
+    """Without WEBAPP_PUBLIC_URL, `make run PORT=...` puts its own address in the emails'
+    links, and the claim link opens its page. The mailer's start is one line in words
+    (no process name, no connection error while the app's Redis starts) naming where
+    the links go, and nothing warns about the public address: make set it."""
+    with (
+        smtp_server() as (mailbox, smtp_port),
+        make_run(tmp_path, WEBAPP_SMTP_PORT=str(smtp_port)) as run,
+    ):
+        server = run.server
+        run.wait_for(r"sending mail through the SMTP server")
+        server.admin("hall", capacity=1, dropout_seconds=600)
+        ann = server.visitor("Ann")
+        ann.join("hall")
+        assert join(server, "hall", email="bo@example.org")["status"] == "waiting"
+        ann.leave("hall")  # Ann's seat is offered to Bo, who gave an email
+        link = mailbox.link("bo@example.org", "http://", timeout=30)
+        assert link.startswith(f"http://127.0.0.1:{run.port}/claim/"), link
+        with urllib.request.urlopen(link, timeout=10) as page:
+            assert page.status == 200
+        started = run.output()
+    mailer = [line for line in started.splitlines() if re.match(r"\S+ \S+ mailer ", line)]
+    ready = f"mailer ready: it sends the rooms' emails, with links to http://127.0.0.1:{run.port}"
+    assert len([line for line in mailer if ready in line]) == 1, started
+    assert not [line for line in mailer if re.search(r"\w+:\d+ started|Redis", line)], started
+    assert "Error" not in started and "Traceback" not in started, started
+    assert "WEBAPP_PUBLIC_URL" not in started, started
+
+
+def test_a_mailer_without_a_public_url_says_so_once(tmp_path, redis_url):
+    """The mailer as the Procfile starts it, without WEBAPP_PUBLIC_URL: one warning at
+    start that the emails' links use the default address, and how to set it."""
+    env = {k: v for k, v in os.environ.items() if k not in NOT_A_NEWCOMERS | {"WEBAPP_PUBLIC_URL"}}
+    env |= {"REDIS_URL": redis_url, "WEBAPP_DATA_DIR": str(tmp_path),
+            "WEBAPP_REDIS_PREFIX": "mailer-url", "WEBAPP_SMTP_PORT": str(free_port())}  # fmt: skip
+    mailer = subprocess.Popen(
+        [sys.executable, "-m", "webapp.mailer"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        time.sleep(4)  # started, and a few rounds later
+    finally:
+        mailer.terminate()
+        said = mailer.communicate(timeout=15)[0].decode()
+    warned = [line for line in said.splitlines() if "WEBAPP_PUBLIC_URL" in line]
+    assert len(warned) == 1, said
+    assert "WEBAPP_PUBLIC_URL is not set" in warned[0]
+    assert "http://127.0.0.1:8000" in warned[0], said

@@ -23,10 +23,13 @@ from webapp.domain.settings import (
 
 
 def test_text_settings_are_trimmed_and_default_empty():
-    """A title is trimmed; None and '' are the empty default."""
+    """A title is trimmed; '' is the empty default, and None no text at all (the API's
+    document says a string: null is refused, not read as '')."""
     assert RoomSettings().title == ""
     assert BY_NAME["title"].check("  Keynote  ") == "Keynote"
-    assert BY_NAME["title"].check(None) == ""
+    assert BY_NAME["title"].check("") == ""
+    with pytest.raises(InvalidSetting, match="title must be a string"):
+        BY_NAME["title"].check(None)
     assert BY_NAME["description"].from_text("Line one\r\nline two") == "Line one\nline two"
 
 

@@ -102,13 +102,12 @@ class Setting:
         return value
 
     def check_text(self, value: Any) -> str:
-        """A free text (None is ''): at most ``text`` characters, no control characters
-        but newlines, trimmed; a link must be http(s). The same rules as the OpenAPI
-        document's patterns (TEXT_PATTERN, URL_PATTERN), so the two cannot disagree."""
-        if value is None:
-            return ""
+        """A free text: at most ``text`` characters, no control characters but newlines,
+        trimmed; a link must be http(s). The same rules as the OpenAPI document's (its
+        type, TEXT_PATTERN, URL_PATTERN), so the two cannot disagree: "" is the empty
+        text, and null is no string (the integers' null has no text twin)."""
         if not isinstance(value, str):
-            raise InvalidSetting(f"{self.name} must be a string")
+            raise InvalidSetting(f'{self.name} must be a string ("" for none)')
         if len(value) > self.text:
             raise InvalidSetting(f"{self.name} must be at most {self.text} characters")
         if not re.fullmatch(URL_PATTERN if self.url else TEXT_PATTERN, value):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -207,8 +208,12 @@ def audit_csv(room: str, entries: list[AuditEntry]) -> Response:
     )
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: object) -> object:
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    # Judged after NFKC: a spreadsheet may read a fullwidth or small sign (U+FF1D, U+FE62)
+    if isinstance(value, str) and unicodedata.normalize("NFKC", value)[:1] in FORMULA_STARTS:
         return "'" + value
     return value
 
@@ -218,7 +223,7 @@ def _cell(value: object) -> object:
 def stock(room: str) -> ResponseReturnValue:
     """A scheduled drop's stock: ``{"sold": n, "request_id"}`` counts n units sold (once
     per request id), ``{"left": n}`` sets what is left; at 0 the room is sold out."""
-    body = json_object(required=True)
+    body = json_object(required=True, known=("sold", "left", "request_id"))
     if ("sold" in body) == ("left" in body):
         raise InvalidInput('give either "sold" or "left"')
     if rooms().settings(room) is None:

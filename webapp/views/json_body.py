@@ -10,13 +10,18 @@ from flask import request
 from webapp.domain.refusals import InvalidInput
 
 
-def json_object(required: bool) -> dict[str, Any]:
-    """The request body as a JSON object; {} when absent and not required."""
+def json_object(required: bool, known: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request body as a JSON object; {} when absent and not required. With
+    ``known``, the only properties it may have (the document's additionalProperties
+    false): another is refused by name rather than ignored."""
     if not request.get_data(cache=True) and not required:
         return {}
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object")
+    unknown = [name for name in body if name not in known] if known else []
+    if unknown:
+        raise InvalidInput(f"unknown property {unknown[0][:40]!r}; known: {', '.join(known)}")
     return body
 
 
