@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from webapp.chat_relay import ChatRelay
 from webapp.domain.admins import Admins
+from webapp.domain.admission import Admission, JoinPolicy
 from webapp.domain.announcer import Announcer
 from webapp.domain.challenge import Challenges
 from webapp.domain.chat import Chats
@@ -74,6 +75,7 @@ class Services:
     revocations: Revocations
     site_keys: SiteKeys
     join_limits: JoinLimits
+    admission: Admission
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -131,6 +133,10 @@ def build(settings: Mapping[str, Any]) -> Services:
         issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
         secret=secret,
     )
+    challenges = Challenges(client, keys, secret, clock)
+    join_limits = JoinLimits(client, keys, scripts)
+    policy = JoinPolicy.read(settings)
+    admission = Admission(lobby, reports, visits, waitlists, challenges, join_limits, policy, clock)
     return Services(
         client=client,
         keys=keys,
@@ -161,10 +167,11 @@ def build(settings: Mapping[str, Any]) -> Services:
         admins=Admins(client, keys, hashing=off_the_loop),
         mail=MailHealth(client, keys),
         metrics=Metrics(reports),
-        challenges=Challenges(client, keys, secret, clock),
+        challenges=challenges,
         passes=passes,
         seat_passes=SeatPasses(passes, keys, scripts),
         revocations=revocations,
         site_keys=SiteKeys(client, keys, scripts),
-        join_limits=JoinLimits(client, keys, scripts),
+        join_limits=join_limits,
+        admission=admission,
     )

@@ -111,3 +111,27 @@ def test_wrong_passwords_are_limited_per_account_and_in_all(
     assert codes == [401, 401, 401, 429]
     others = [login(f"eve{i}", "wrong password", f"10.1.{i}.1") for i in range(3)]
     assert others == [401, 401, 429]  # 6 wrong in all
+
+
+def test_a_refused_join_counts_against_no_limit(app: Flask) -> None:
+    """Issue 29: joins refused for any reason (no such room, a bad email, a closed room,
+    a puzzle not solved, a line too long) change nothing, the limits neither: the
+    address still has its three joins a minute afterwards."""
+    services = app.extensions["services"]
+    client = app.test_client()
+    ask = {"environ_base": {"REMOTE_ADDR": "192.0.2.9"}}
+    assert client.post("/api/rooms/nowhere/join", json={}, **ask).status_code == 404
+    for _ in range(3):
+        bad = client.post("/api/rooms/hall/join", json={"email": "not an address"}, **ask)
+        assert bad.status_code == 400
+    services.visits.configure("hall", {"status": "closed"})
+    assert api_join(app, "192.0.2.9").status_code == 409
+    services.visits.configure("hall", {"status": "open", "challenge": "on"})
+    refused = api_join(app, "192.0.2.9")
+    assert refused.status_code == 403 and refused.get_json()["error"] == "challenge_required"
+    services.visits.configure("hall", {"challenge": "off", "max_line_length": 1})
+    api_join(app, "198.51.100.9")  # the one seat
+    api_join(app, "198.51.100.10")  # the line's one place
+    assert api_join(app, "192.0.2.9").status_code == 503
+    services.visits.configure("hall", {"max_line_length": None})
+    assert [api_join(app, "192.0.2.9").status_code for _ in range(4)] == [200] * 3 + [429]

@@ -78,16 +78,24 @@ def retry_after(amount: int, buckets: Sequence[int], now_ms: int, size_ms: int) 
     return max(1, -(-(len(buckets) * size_ms) // 1000))  # a limit of 0: a window on
 
 
+class Counted(NamedTuple):
+    """Where one join was counted: each limit's key and the bucket it went in."""
+
+    keys: tuple[str, ...]
+    buckets: tuple[int, ...]
+
+
 class JoinLimits:
     def __init__(self, client: Any, keys: Keys, scripts: Scripts) -> None:
         self.client, self.keys = client, keys
         self._script = scripts["join_limits"]
+        self._give_back = scripts["join_limits_give_back"]
 
-    def hit(self, limits: Sequence[Limit], network: str, now: float) -> None:
+    def hit(self, limits: Sequence[Limit], network: str, now: float) -> Counted:
         """Counts one join under every limit, or none and raises Throttled (the first
-        limit refused, in the order given)."""
+        limit refused, in the order given). Returns where it was counted."""
         if not limits:
-            return
+            return Counted((), ())
         keys: list[str] = []
         args: list[int] = []
         now_ms = int(now * 1000)
@@ -101,3 +109,9 @@ class JoinLimits:
             limit = limits[refused - 1]
             wait = retry_after(limit.amount, buckets, now_ms, bucket_ms(limit.window))
             raise Throttled(limit.scope, wait)
+        return Counted(tuple(keys), tuple(args[1::3]))
+
+    def give_back(self, counted: Counted) -> None:
+        """A join counted by ``hit`` was refused after all: it counts nowhere."""
+        if counted.keys:
+            self._give_back(keys=list(counted.keys), args=list(counted.buckets))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flask import current_app
 
+from webapp.domain.admission import Admission
 from webapp.domain.challenge import Challenges
 from webapp.domain.chat import Chats
 from webapp.domain.lobby import Lobby
@@ -61,3 +62,7 @@ def passes() -> Passes:
 
 def site_keys() -> SiteKeys:
     return services().site_keys
+
+
+def admission() -> Admission:
+    return services().admission

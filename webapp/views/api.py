@@ -10,17 +10,15 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired, SignedUp
 from webapp.domain.challenge import MAX_PAYLOAD
-from webapp.domain.emails import normalise_email
 from webapp.domain.estimate import Estimate
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
 from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
-from webapp.limits import join_limited
 from webapp.links import entry_language, entry_of, entry_token
 from webapp.services import Services
-from webapp.views import challenge_gate as gate
-from webapp.views import lobby, reports, services, visits, waitlists
+from webapp.views import admission, lobby, reports, services, visits, waitlists
 from webapp.views.drops import draw_json, room_status, standing_fields
 from webapp.views.gate import site_pass
 from webapp.views.json_body import json_object
@@ -119,50 +117,45 @@ def list_rooms() -> ResponseReturnValue:
 
 
 @bp.post("/rooms/<room>/join")
-@join_limited
 def join(room: str) -> ResponseReturnValue:
+    """A join of any room (``Admission`` decides it); the reply is the place, the
+    waitlist entry, or why not."""
     body = json_object(required=False)
-    name = clean_display_name(body.get("name"))
     key = request.headers.get("Idempotency-Key", "")
     if len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
         raise InvalidInput(
             f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
         )
-    email, ref = text_field(body, "email", MAX_EMAIL), text_field(body, "ref", MAX_REF)
-    # A proof of work first, when the room asks (missing, wrong, expired or used: 403,
-    # with a fresh challenge, and nothing changes); never for a re-join
-    solved = text_field(body, "altcha", MAX_PAYLOAD)  # a bad one is a 400 whether asked or not
-    if (
-        gate.required(room)
-        and not gate.api_holds_place(room, key)
-        and not gate.passes(room, solved)
-    ):
-        return jsonify(error="challenge_required", challenge=gate.fresh(room)), 403
-    if lobby().settings(room).kind == "waitlist":
-        address = request.remote_addr or ""
-        try:
-            # An API client has no device that lasts: each join is its own, so an
-            # address signed up already never answers with its entry here
-            device = secrets.token_urlsafe(12)
-            entry = waitlists().join(room, name, email, ref, address=address, device=device,
-                                     language=entry_language())  # fmt: skip
-        except KnownAddress as known:  # signed up before: its token goes to the mailbox
-            return jsonify(token=None, status="known", message=str(known)), 202
-        return waitlist_json(room, entry)
-    identity = f"api:{key}" if key else ""
-    # A live room: an optional email to be told at when a seat is offered (the visitor
-    # must still check in to keep the place)
-    address = normalise_email(email).address if email else ""
-    lang = entry_language() if address else ""
-    return standing_json(
-        visits().join(room, identity=identity, name=name, email=address, lang=lang), room
+    joining = JoinRequest(
+        room,
+        address=request.remote_addr or "",
+        identity=f"api:{key}" if key else "",
+        name=clean_display_name(body.get("name")),
+        email=text_field(body, "email", MAX_EMAIL),
+        lang=entry_language(),
+        ref=text_field(body, "ref", MAX_REF),
+        # an API client has no device that lasts: each sign-up is its own, so an address
+        # signed up already never answers with its entry here
+        device=secrets.token_urlsafe(12),
+        solution=text_field(body, "altcha", MAX_PAYLOAD),  # a bad one: 400, asked or not
     )
+    try:
+        outcome = admission().join(joining)
+    except KnownAddress as known:  # signed up before: its token goes to the mailbox
+        return jsonify(token=None, status="known", message=str(known)), 202
+    if isinstance(outcome, PuzzleRequired):
+        return jsonify(error="challenge_required", challenge=outcome.challenge), 403
+    if isinstance(outcome, SignedUp):
+        return waitlist_json(room, outcome.entry)
+    if isinstance(outcome, Joined):
+        return standing_json(outcome.standing, room)
+    raise TicketNotFound("no such ticket")  # Rejoined needs a held ticket: never here
 
 
 @bp.get("/rooms/<room>/challenge")
 def challenge(room: str) -> ResponseReturnValue:
     """A proof of work to solve before joining (ALTCHA): valid 5 minutes, this room only."""
-    return jsonify(gate.fresh(room)), 200, {"Cache-Control": "no-store"}
+    return jsonify(admission().challenge(room)), 200, {"Cache-Control": "no-store"}
 
 
 @bp.get("/rooms/<room>/position/<token>")

@@ -18,13 +18,12 @@ from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response
 
+from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired
 from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
-from webapp.domain.tickets import LIVE
 from webapp.i18n import _
-from webapp.limits import join_limited
 from webapp.security import page_policy
-from webapp.views import challenge_gate, lobby, place, reports, visitor, visits
+from webapp.views import admission, challenge_gate, lobby, place, visitor, visits
 from webapp.views import gate as site
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
@@ -181,7 +180,6 @@ def gate(room: str) -> ResponseReturnValue:
 
 
 @bp.post("/rooms/<room>/join")
-@join_limited
 def join(room: str) -> ResponseReturnValue:
     """The one way into a room's line (the join card, the lobby, "Join again"): joins,
     or finds this browser's live place, then shows it on the room's page."""
@@ -194,32 +192,30 @@ def join(room: str) -> ResponseReturnValue:
         visitor.set_name(name)
     elif not visitor.name() and not lobby().settings(room).site_url:  # a site: no chat
         return redirect(url_for(".gate", room=room)), 303
-    if holds_live_place(room):  # moved or claimed here: the place it holds, no join
-        return redirect(url_for(".gate", room=room)), 303
-    if not solved_if_asked(room):  # the room asks for a proof of work (issue 25)
+    outcome = admission().join(joining(room))
+    if isinstance(outcome, Joined) and visitor.gave_away(room, outcome.standing.ticket.token):
+        outcome = admission().join(joining(room))  # that place is another browser's now
+    if isinstance(outcome, PuzzleRequired):  # the room asks for a proof of work
         return place.join_card(room, 403, challenge_gate.words())
-    standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
-    if visitor.gave_away(room, standing.ticket.token):  # that place is another browser's
-        standing = visits().join(room, identity=visitor.identity(), name=visitor.name())
-    visitor.remember(room, standing.ticket.token, standing.ticket.position)
+    if isinstance(outcome, Joined):
+        visitor.remember(room, outcome.standing.ticket.token, outcome.standing.ticket.position)
     return redirect(url_for(".gate", room=room)), 303
 
 
-def solved_if_asked(room: str) -> bool:
-    """No puzzle asked, a place held here already (a re-join never solves), or the
-    form's solution is right (and now used)."""
-    if not challenge_gate.required(room) or challenge_gate.browser_holds_place(room):
-        return True
-    return challenge_gate.passes(room, request.form.get("altcha", ""))
-
-
-def holds_live_place(room: str) -> bool:
-    """This browser holds a live ticket of ``room`` that it was given (a move or a claim
-    link): its visitor id does not find it, so a join must not make another."""
-    token = visitor.ticket(room)
-    if token is None or visitor.holder(room) is None or visitor.gave_away(room, token):
-        return False
-    return reports().ticket_state(room, token) in LIVE
+def joining(room: str) -> JoinRequest:
+    """This browser's join: its visitor id, its name, the place it holds here (moved or
+    claimed: one its visitor id does not find), the puzzle's solution it sent."""
+    held = visitor.ticket(room)
+    if held is not None and (visitor.holder(room) is None or visitor.gave_away(room, held)):
+        held = None  # its own place: its visitor id finds it
+    return JoinRequest(
+        room,
+        address=request.remote_addr or "",
+        identity=visitor.identity(),
+        held=held,
+        name=visitor.name(),
+        solution=request.form.get("altcha", ""),
+    )
 
 
 def is_waitlist(room: str) -> bool:

@@ -22,7 +22,7 @@ from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
-from webapp.views import challenge_gate, chats, lobby, reports, visitor, visits
+from webapp.views import admission, chats, lobby, reports, visitor, visits
 from webapp.views import gate as site
 from webapp.views.drops import drop_view
 from webapp.views.words import trend_words, wait_words
@@ -188,7 +188,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "basis": lobby().basis(room),
         "name": request.form.get("name", visitor.name()),
         "error": error,
-        "challenge": summary.status != "closed" and challenge_gate.required(room),
+        "challenge": summary.status != "closed" and admission().asks_puzzle(room),
         "drop": drop,
     }
     return no_store(render_template("join.html", **context)), status

@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
+from webapp.domain.admission import JoinRequest, PuzzleRequired, SignedUp
 from webapp.domain.claims import address_tag
 from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, OldAddress
 from webapp.i18n import _
-from webapp.limits import join_limited
 from webapp.links import confirmation_of, entry_language, entry_of, entry_token
-from webapp.views import challenge_gate, drops, lobby, visitor, waitlists
+from webapp.views import admission, challenge_gate, drops, lobby, visitor, waitlists
 from webapp.views.api import MAX_EMAIL
 from webapp.views.words import explain, resent_words
 
@@ -48,31 +48,20 @@ def signup_page(
         "ref": (form.get("ref") or request.args.get("ref", ""))[:MAX_REF],
         "error": error,
         "notice": notice,
-        "challenge": settings.status != "closed" and challenge_gate.required(room),
+        "challenge": settings.status != "closed" and admission().asks_puzzle(room),
         "draw": waitlists().draw_record(room) if settings.ordering == "lottery" else None,
     }
     return render_template("waitlist/join.html", **context), status
 
 
 @bp.post("/rooms/<room>/signup")
-@join_limited
 def signup(room: str) -> ResponseReturnValue:
     try:
         name = clean_display_name(request.form.get("name", ""))
         if not name:
             return signup_page(room, 400, _("Please type a name that others will see."))
-        if not solved_if_asked(room):  # the room asks for a proof of work (issue 25)
-            return signup_page(room, 403, challenge_gate.words())
-        entry = waitlists().join(
-            room,
-            name,
-            request.form.get("email", ""),
-            request.form.get("ref", "")[:MAX_REF],
-            address=request.remote_addr or "",
-            device=visitor.visitor_id(),
-            language=entry_language(),
-        )
-    except NotAWaitlist:
+        outcome = admission().join(signing_up(room, name))
+    except NotAWaitlist:  # it became a live room since the form was shown
         return redirect(url_for("pages.gate", room=room), 303)
     except KnownAddress:  # signed up from another browser: the owner is mailed
         return signup_page(room, 200, notice=_(
@@ -81,19 +70,30 @@ def signup(room: str) -> ResponseReturnValue:
         ))  # fmt: skip
     except InvalidInput as error:  # EmailRefused is one: say why, on the form
         return signup_page(room, 400, explain(error))
-    token = entry_token(room, entry.id)
+    if isinstance(outcome, PuzzleRequired):  # the room asks for a proof of work
+        return signup_page(room, 403, challenge_gate.words())
+    assert isinstance(outcome, SignedUp)  # a sign-up is nothing else
+    token = entry_token(room, outcome.entry.id)
     visitor.keep_entry(room, token)
     if not visitor.name():
         visitor.set_name(name)
     return redirect(url_for("waitlist.entry", room=room, token=token), 303)
 
 
-def solved_if_asked(room: str) -> bool:
-    """No puzzle asked, this browser signed up here already, or the form's solution is
-    right (and now used)."""
-    if not challenge_gate.required(room) or visitor.entries().get(room) is not None:
-        return True
-    return challenge_gate.passes(room, request.form.get("altcha", ""))
+def signing_up(room: str, name: str) -> JoinRequest:
+    """This browser's sign-up (one it made here already solves no puzzle again)."""
+    return JoinRequest(
+        room,
+        address=request.remote_addr or "",
+        held=visitor.entries().get(room),
+        name=name,
+        email=request.form.get("email", ""),
+        lang=entry_language(),
+        ref=request.form.get("ref", "")[:MAX_REF],
+        device=visitor.visitor_id(),
+        solution=request.form.get("altcha", ""),
+        signup=True,
+    )
 
 
 @bp.get("/rooms/<room>/entry/<token>")

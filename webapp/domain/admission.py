@@ -1,0 +1,214 @@
+"""One home for a join (issue 33): the one place that decides whether a join of any
+kind (a room's button, the JSON API, a waitlist's sign-up, a site room, a drop's
+pre-queue) takes a place, and which. No Flask here: the views translate HTTP into a
+``JoinRequest`` and the outcome back into HTTP.
+
+The order, for every kind of join:
+
+1. **The room**: its settings (RoomNotFound: 404).
+2. **A re-join** takes no new place: a live ticket the client holds in the room that
+   its identity does not find (a browser's, moved or claimed there: ``Rejoined``), or
+   one its identity holds (a browser's visitor id, an API client's
+   ``Idempotency-Key``: the engine checks it in). It is under no limit and solves no
+   puzzle.
+3. **The limits** (``JoinLimits``): the client's address and network, and a waitlist's
+   sign-ups per address; beyond one, ``Throttled`` (429).
+4. **The puzzle** (``Challenges``), when the room asks for one: a missing, wrong,
+   expired or used solution is ``PuzzleRequired`` with a fresh challenge.
+5. **The engine**: the live room's line (``Visits.join``) or the waitlist
+   (``Waitlists.join``), whose own refusals (closed, sold out, admission control, a bad
+   email) are raised as they are.
+
+A join refused at 4 or 5 counts against no limit: what step 3 counted is given back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from limits import parse
+
+from webapp.domain.challenge import Challenges
+from webapp.domain.emails import normalise_email
+from webapp.domain.entries import Entry
+from webapp.domain.join_limits import JoinLimits, Limit, network_of
+from webapp.domain.lobby import Lobby, Standing
+from webapp.domain.refusals import KnownAddress
+from webapp.domain.reports import Reports
+from webapp.domain.settings import RoomSettings
+from webapp.domain.tickets import LIVE
+from webapp.domain.visits import Visits
+from webapp.domain.waitlist import NotAWaitlist, Waitlists
+
+
+def amount_and_window(notation: str) -> tuple[int, int]:
+    """ "20 per minute" (flask-limiter's notation, the settings' own): (20, 60)."""
+    item = parse(notation)
+    return item.amount, item.get_expiry()
+
+
+@dataclass(frozen=True)
+class JoinPolicy:
+    """The joins one address and one network may make, per window (the settings
+    ``WEBAPP_JOIN_LIMIT``, ``WEBAPP_JOIN_NETWORK_LIMIT``, ``WEBAPP_SIGNUP_LIMIT``)."""
+
+    per_address: tuple[int, int]
+    per_network: tuple[int, int]
+    signups_per_address: tuple[int, int]
+
+    @classmethod
+    def read(cls, settings: Any) -> JoinPolicy:
+        """From the app's settings (each in flask-limiter's notation)."""
+        return cls(
+            amount_and_window(str(settings["JOIN_LIMIT"])),
+            amount_and_window(str(settings["JOIN_NETWORK_LIMIT"])),
+            amount_and_window(str(settings["SIGNUP_LIMIT"])),
+        )
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    """A join as the views hand it over, with nothing of HTTP left in it."""
+
+    room: str
+    address: str  # the client's address (the per-address and per-network limits)
+    identity: str = ""  # who joins, to the engine: a visitor id, "api:<Idempotency-Key>"
+    held: str | None = None  # a ticket the client holds that its identity does not find
+    # (moved or claimed here); at a waitlist, the entry it signed up with here
+    name: str = ""
+    email: str = ""  # as typed: the live room or the waitlist checks it
+    lang: str = ""
+    ref: str = ""  # a waitlist's referral code
+    device: str = ""  # a waitlist's device (its anti-gaming)
+    solution: object = None  # the puzzle's solution as sent; None: none was sent
+    signup: bool = False  # a waitlist's sign-up form: a live room refuses it (NotAWaitlist)
+
+
+class Joined(NamedTuple):
+    """A place in a live room's line or a seat (a re-join: the same one, checked in)."""
+
+    standing: Standing
+
+
+class Rejoined(NamedTuple):
+    """The client holds a live ticket here that its identity does not find (it was
+    moved or claimed here): that ticket, nothing new."""
+
+    token: str
+
+
+class SignedUp(NamedTuple):
+    """An entry on a waitlist."""
+
+    entry: Entry
+
+
+class PuzzleRequired(NamedTuple):
+    """The room asks for a solved puzzle and none that counts came: solve this one."""
+
+    challenge: dict[str, Any]
+
+
+Outcome = Joined | Rejoined | SignedUp | PuzzleRequired
+
+
+class Admission:
+    """Decides every join (the module's docstring says in which order)."""
+
+    def __init__(
+        self,
+        lobby: Lobby,
+        reports: Reports,
+        visits: Visits,
+        waitlists: Waitlists,
+        challenges: Challenges,
+        limits: JoinLimits,
+        policy: JoinPolicy,
+        clock: Callable[[], float],
+    ) -> None:
+        self.lobby = lobby
+        self.reports = reports
+        self.visits = visits
+        self.waitlists = waitlists
+        self.challenges = challenges
+        self.limits = limits
+        self.policy = policy
+        self.clock = clock
+
+    def join(self, request: JoinRequest) -> Outcome:
+        room = request.room
+        settings = self.lobby.settings(room)
+        waitlist = settings.kind == "waitlist"
+        if request.signup and not waitlist:
+            raise NotAWaitlist(f"{room} is not a waitlist")
+        if not waitlist and self._holds_live(room, request.held):
+            return Rejoined(str(request.held))
+        if not waitlist and request.identity and self.reports.holds(room, request.identity):
+            return Joined(self._engine(request))
+        network = network_of(request.address)
+        counted = self.limits.hit(self._limits(request, network, waitlist), network, self.clock())
+        try:
+            # a browser that signed up here already solves no puzzle again
+            if not (waitlist and request.held) and not self._solved(room, settings, request):
+                self.limits.give_back(counted)
+                return PuzzleRequired(self.challenge(room, settings))
+            if waitlist:
+                return SignedUp(self._sign_up(request))
+            return Joined(self._engine(request))
+        except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up
+            raise
+        except Exception:
+            self.limits.give_back(counted)
+            raise
+
+    def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:
+        """A fresh puzzle of the room, at its cost now (under auto: the busier, the more)."""
+        settings = settings or self.lobby.settings(room)
+        return self.challenges.issue(room, self.challenges.cost(room, settings))
+
+    def asks_puzzle(self, room: str) -> bool:
+        """Whether a new join of ``room`` must carry a solved puzzle now."""
+        return self.challenges.needed(room, self.lobby.settings(room))
+
+    def _holds_live(self, room: str, held: str | None) -> bool:
+        return bool(held) and self.reports.ticket_state(room, str(held)) in LIVE
+
+    def _limits(self, request: JoinRequest, network: str, waitlist: bool) -> list[Limit]:
+        policy = self.policy
+        found = [
+            Limit("join-address", request.address, *policy.per_address),
+            Limit("join-network", network, *policy.per_network),
+        ]
+        if waitlist:
+            found.append(Limit("signup-address", request.address, *policy.signups_per_address))
+        return found
+
+    def _solved(self, room: str, settings: RoomSettings, request: JoinRequest) -> bool:
+        if not self.challenges.needed(room, settings):
+            return True
+        return self.challenges.redeem(room, request.solution)
+
+    def _engine(self, request: JoinRequest) -> Standing:
+        # an optional email to be told at when a seat is offered (the visitor must still
+        # check in to keep the place); InvalidInput for one that is not an address
+        email = normalise_email(request.email).address if request.email else ""
+        return self.visits.join(
+            request.room,
+            identity=request.identity,
+            name=request.name,
+            email=email,
+            lang=request.lang if email else "",
+        )
+
+    def _sign_up(self, request: JoinRequest) -> Entry:
+        return self.waitlists.join(
+            request.room,
+            request.name,
+            request.email,
+            request.ref,
+            address=request.address,
+            device=request.device,
+            language=request.lang,
+        )
