@@ -23,6 +23,7 @@ from webapp.domain.chat import Chats
 from webapp.domain.claims import Claims, LiveClaims
 from webapp.domain.clock import Clock
 from webapp.domain.connections import ConnectionLimits
+from webapp.domain.identity import Identities
 from webapp.domain.join_limits import JoinLimits
 from webapp.domain.lobby import Lobby
 from webapp.domain.mail import MailHealth
@@ -136,7 +137,10 @@ def build(settings: Mapping[str, Any]) -> Services:
     challenges = Challenges(client, keys, secret, clock)
     join_limits = JoinLimits(client, keys, scripts)
     policy = JoinPolicy.read(settings)
-    admission = Admission(lobby, reports, visits, waitlists, challenges, join_limits, policy, clock)
+    identities = Identities(client, keys)
+    admission = Admission(
+        lobby, reports, visits, waitlists, challenges, join_limits, policy, identities, clock
+    )
     return Services(
         client=client,
         keys=keys,

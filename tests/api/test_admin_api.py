@@ -528,7 +528,7 @@ def test_the_audit_log_as_csv(call, busy_room, audit):
     assert response.mimetype == "text/csv"
     assert response.headers["Content-Disposition"] == f'attachment; filename="audit-{ROOM}.csv"'
     rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
-    header = ["id", "at", "kind", "who", "code", "name", "detail"]
+    header = ["id", "at", "kind", "who", "code", "name", "detail", "customer"]
     assert rows[0] == header
 
     def cell(value):

@@ -525,7 +525,7 @@ def test_the_audit_log_filters_and_exports(panel, rooms, visits, reports):
     assert export.headers["Content-Disposition"] == 'attachment; filename="audit-hall.csv"'
     rows = list(csv.reader(io.StringIO(export.get_data(as_text=True))))
     assert rows[0] == list(AuditEntry._fields)
-    assert len(rows) == 2 and rows[1][2:] == ["notice", "bob", "", "", "'=cmd()"]
+    assert len(rows) == 2 and rows[1][2:] == ["notice", "bob", "", "", "'=cmd()", ""]
 
 
 @pytest.mark.parametrize("path", [ROOM, f"{ROOM}?page=2", f"{ROOM}/audit", f"{ROOM}/audit.csv",

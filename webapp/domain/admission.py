@@ -11,6 +11,10 @@ The order, for every kind of join:
    one its identity holds (a browser's visitor id, an API client's
    ``Idempotency-Key``: the engine checks it in). It is under no limit and solves no
    puzzle.
+   Then **the site's customer**, in a room that takes identities
+   (``webapp.domain.identity``): the join is that customer's one place (a re-join if
+   they hold it already, from any device); a bad token is ``IdentityInvalid``, none
+   where the room requires one ``IdentityRequired`` (401).
 3. **The limits** (``JoinLimits``): the client's address and network, and a waitlist's
    sign-ups per address; beyond one, ``Throttled`` (429).
 4. **The puzzle** (``Challenges``), when the room asks for one: a missing, wrong,
@@ -19,13 +23,14 @@ The order, for every kind of join:
    (``Waitlists.join``), whose own refusals (closed, sold out, admission control, a bad
    email) are raised as they are.
 
-A join refused at 4 or 5 counts against no limit: what step 3 counted is given back.
+A join refused at 3, 4 or 5 counts against no limit and uses no identity token: what
+was counted and used is given back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from limits import parse
@@ -33,7 +38,8 @@ from limits import parse
 from webapp.domain.challenge import Challenges
 from webapp.domain.emails import normalise_email
 from webapp.domain.entries import Entry
-from webapp.domain.join_limits import JoinLimits, Limit, network_of
+from webapp.domain.identity import Customer, Identities, IdentityRequired
+from webapp.domain.join_limits import JoinLimits, Limit, Throttled, network_of
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.refusals import KnownAddress
 from webapp.domain.reports import Reports
@@ -84,6 +90,7 @@ class JoinRequest:
     device: str = ""  # a waitlist's device (its anti-gaming)
     solution: object = None  # the puzzle's solution as sent; None: none was sent
     signup: bool = False  # a waitlist's sign-up form: a live room refuses it (NotAWaitlist)
+    customer: str | None = None  # the site's signed token for its customer (identity)
 
 
 class Joined(NamedTuple):
@@ -126,6 +133,7 @@ class Admission:
         challenges: Challenges,
         limits: JoinLimits,
         policy: JoinPolicy,
+        identities: Identities,
         clock: Callable[[], float],
     ) -> None:
         self.lobby = lobby
@@ -135,6 +143,7 @@ class Admission:
         self.challenges = challenges
         self.limits = limits
         self.policy = policy
+        self.identities = identities
         self.clock = clock
 
     def join(self, request: JoinRequest) -> Outcome:
@@ -147,12 +156,24 @@ class Admission:
             return Rejoined(str(request.held))
         if not waitlist and request.identity and self.reports.holds(room, request.identity):
             return Joined(self._engine(request))
+        customer = None if waitlist else self._customer(room, settings, request)
+        if customer is not None:  # one place per customer: theirs, from any device
+            request = replace(request, identity=customer.identity)
+            if self.reports.holds(room, customer.identity):
+                return Joined(self._engine(request))
         network = network_of(request.address)
-        counted = self.limits.hit(self._limits(request, network, waitlist), network, self.clock())
+        try:
+            counted = self.limits.hit(
+                self._limits(request, network, waitlist), network, self.clock()
+            )
+        except Throttled:
+            self._unused(room, customer)
+            raise
         try:
             # a browser that signed up here already solves no puzzle again
             if not (waitlist and request.held) and not self._solved(room, settings, request):
                 self.limits.give_back(counted)
+                self._unused(room, customer)
                 return PuzzleRequired(self.challenge(room, settings))
             if waitlist:
                 return SignedUp(self._sign_up(request))
@@ -161,6 +182,7 @@ class Admission:
             raise
         except Exception:
             self.limits.give_back(counted)
+            self._unused(room, customer)
             raise
 
     def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:
@@ -171,6 +193,22 @@ class Admission:
     def asks_puzzle(self, room: str) -> bool:
         """Whether a new join of ``room`` must carry a solved puzzle now."""
         return self.challenges.needed(room, self.lobby.settings(room))
+
+    def _customer(self, room: str, settings: RoomSettings, request: JoinRequest) -> Customer | None:
+        """The site's customer the join is for (its token used now), if the room takes
+        identities and one came; IdentityRequired if the room requires one."""
+        if settings.identity == "off":
+            return None
+        if request.customer:
+            return self.identities.verify(room, settings, request.customer, self.clock())
+        if settings.identity == "required":
+            raise IdentityRequired("this room takes joins from its site's signed-in customers")
+        return None
+
+    def _unused(self, room: str, customer: Customer | None) -> None:
+        """A refused join's identity token counts as never used."""
+        if customer is not None:
+            self.identities.give_back(room, customer)
 
     def _holds_live(self, room: str, held: str | None) -> bool:
         return bool(held) and self.reports.ticket_state(room, str(held)) in LIVE

@@ -3,9 +3,11 @@ let in holds for the room's site, checked by the gate (``GET /gate/<room>``) and
 site itself from the published keys (``/.well-known/jwks.json``). No Flask here.
 
 Claims: ``iss`` (the public URL), ``aud`` (the room), ``sub`` (the ticket's public id),
-``iat``, ``exp`` (twice the room's ``pass_renew_seconds`` after ``iat``), ``jti``, and
-``seat``: the ticket itself, sealed (AES-GCM under a key derived from the app's secret),
-since the ticket is a secret its holder acts with and the site needs only the public id.
+``iat``, ``exp`` (twice the room's ``pass_renew_seconds`` after ``iat``), ``jti``,
+``uid`` (the site's own id of its customer, when the room holds one place per customer:
+``webapp.domain.identity``), and ``seat``: the ticket itself, sealed (AES-GCM under a
+key derived from the app's secret), since the ticket is a secret its holder acts with
+and the site needs only the public id.
 A fresh pass is checked by signature and expiry alone; past half its life the gate
 renews the seat in Redis (``Visits.renew``) and hands out a fresh pass.
 """
@@ -153,10 +155,17 @@ class Passes:
         self._checked = lru_cache(maxsize=VERIFIED_KEPT)(self._check)
 
     def issue(
-        self, room: str, token: str, renew_seconds: int, now: float, jti: str | None = None
+        self,
+        room: str,
+        token: str,
+        renew_seconds: int,
+        now: float,
+        jti: str | None = None,
+        uid: str = "",
     ) -> str:
         """A pass for ``token``'s seat in ``room``, good for 2 x ``renew_seconds``, with
-        ``jti`` as its id (a new one by default)."""
+        ``jti`` as its id (a new one by default); ``uid``: the site's own id of its
+        customer, when the seat is one customer's (``webapp.domain.identity``)."""
         issued = int(now)
         nonce = secrets.token_bytes(12)
         sealed = nonce + self._seal.encrypt(nonce, token.encode(), room.encode())
@@ -169,6 +178,8 @@ class Passes:
             "jti": jti or secrets.token_urlsafe(12),
             "seat": _b64(sealed),
         }
+        if uid:
+            claims["uid"] = uid
         return jwt.encode(claims, self.keys.signing, ALGORITHM, headers={"kid": self.keys.kid})
 
     def verify(self, room: str, raw: str | None, now: float) -> Pass:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from webapp.domain.identity import customer_of
 from webapp.domain.refusals import RoomNotFound
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
@@ -33,6 +34,7 @@ class Person(NamedTuple):
     deadline: float  # check-in or seat deadline (on the room's lease clock)
     since: float  # when seated (0 while waiting)
     connected: bool  # a room socket is open (seated people only)
+    customer: str = ""  # the site's id of its customer, in a room of one place per person
 
 
 class LinePage(NamedTuple):
@@ -49,6 +51,7 @@ class AuditEntry(NamedTuple):
     code: str
     name: str
     detail: str
+    customer: str = ""  # the site's id of the customer concerned (one place per person)
 
 
 class Accuracy(NamedTuple):
@@ -264,6 +267,7 @@ class Reports:
                     deadline=float(deadline or 0),
                     since=float(t.get("a", 0) or 0),
                     connected=t.get("sock") == "open",
+                    customer=customer_of(str(t.get("id", ""))),
                 )
             )
         return people
@@ -288,6 +292,7 @@ class Reports:
                     code=text(fields.get("code", "")),
                     name=text(fields.get("name", "")),
                     detail=text(fields.get("detail", "")),
+                    customer=text(fields.get("uid", "")),
                 )
             )
             if len(entries) >= count:

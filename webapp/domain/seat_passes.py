@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from webapp.domain.identity import customer_of
 from webapp.domain.passes import CLOCK_SKEW, Pass, Passes
 from webapp.redis.keys import Keys
 from webapp.redis.replies import text
@@ -46,22 +47,28 @@ class SeatPasses:
         """A fresh pass for the holder of ``token`` (the ticket itself), which becomes
         the seat's one pass; None if the ticket has ended."""
         jti = secrets.token_urlsafe(12)
-        if self._record(room, token, jti, "") != "ok":
+        code, identity = self._record(room, token, jti, "")
+        if code != "ok":
             return None
-        return self.passes.issue(room, token, renew_seconds, now, jti)
+        uid = customer_of(identity)
+        return self.passes.issue(room, token, renew_seconds, now, jti, uid)
 
     def rotate(self, room: str, held: Pass, renew_seconds: int, now: float) -> str | None:
         """The next pass for ``held``, presented for renewal: None if ``held`` is not the
         last pass the seat handed out (a copy another holder renewed first), or the
         ticket has ended; nothing changes then."""
         jti = secrets.token_urlsafe(12)
-        if self._record(room, held.token, jti, held.jti) != "ok":
+        code, identity = self._record(room, held.token, jti, held.jti)
+        if code != "ok":
             return None
-        return self.passes.issue(room, held.token, renew_seconds, now, jti)
+        uid = customer_of(identity)
+        return self.passes.issue(room, held.token, renew_seconds, now, jti, uid)
 
-    def _record(self, room: str, token: str, jti: str, presented: str) -> str:
+    def _record(self, room: str, token: str, jti: str, presented: str) -> tuple[str, str]:
+        """The script's code, and the ticket's identity (a site's customer: ``sub:``)."""
         tickets = self.keys.room(room).tickets
-        return text(self.scripts["pass_issue"](keys=[tickets], args=[token, jti, presented]))
+        code, identity = self.scripts["pass_issue"](keys=[tickets], args=[token, jti, presented])
+        return text(code), text(identity)
 
 
 class Revocations:

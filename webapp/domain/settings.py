@@ -6,10 +6,13 @@ applies to, units and the labels of choices) all read. No Flask here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 RoomStatus = Literal["open", "paused", "closed"]
 STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
@@ -18,6 +21,24 @@ RoomKind = Literal["live", "waitlist"]
 KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
 Ordering = Literal["fifo", "priority", "lottery"]
 Challenge = Literal["off", "on", "auto"]
+Identity = Literal["off", "optional", "required"]
+IDENTITY_SECRET_MIN = 32  # characters of an HS256 secret (RFC 7518: a key of 256 bits)
+
+
+def hs256_secret_rule(secret: str) -> str | None:
+    if len(secret) < IDENTITY_SECRET_MIN:
+        return f"must be at least {IDENTITY_SECRET_MIN} characters"
+    return None
+
+
+def ed25519_public_key_rule(pem: str) -> str | None:
+    try:
+        key = load_pem_public_key(pem.encode())
+    except (ValueError, TypeError):
+        return "must be a PEM public key"
+    return None if isinstance(key, Ed25519PublicKey) else "must be an Ed25519 key"
+
+
 # The proof of work's default maximum number: measured to take about a second in
 # Chromium throttled 4x (docs/operations.md, "Bots")
 CHALLENGE_COST = 100_000
@@ -69,6 +90,8 @@ class Setting:
     blank: str = ""  # what None means, in words ("no limit")
     iso: bool = False  # a moment the API also takes as ISO 8601 and answers in it (UTC)
     flag: bool = False  # 0 or 1; the API also takes false or true
+    # a free text's own rule beyond its pattern: the problem in words, or None if none
+    rule: Callable[[str], str | None] | None = None
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -114,7 +137,11 @@ class Setting:
             if self.url:
                 raise InvalidSetting(f"{self.name} must be an http:// or https:// address")
             raise InvalidSetting(f"{self.name} must be plain text")
-        return value.strip()
+        stripped: str = value.strip()
+        problem = self.rule(stripped) if self.rule is not None and stripped else None
+        if problem:
+            raise InvalidSetting(f"{self.name} {problem}")
+        return stripped
 
     def from_text(self, text: str) -> int | str | None:
         """A value as stored in Redis (or typed in the setting's own unit): checked like
@@ -221,6 +248,20 @@ SETTINGS: tuple[Setting, ...] = (
             "visitor's seat and renews it (a pass lives twice this long).",
             30, 5, 3600, unit="seconds", group="site", kinds=LIVE,
             units=("seconds", "minutes")),
+    # One place per person (issue 29): the site signs its customer in a token
+    # (webapp/domain/identity.py); a room holds one place per customer (the token's sub)
+    Setting("identity", "Identity from the site", "Off: anyone joins. Optional: a join "
+            "that carries the site's signed token for its customer holds the one place of "
+            "that customer, from any device. Required: only such joins (people are sent "
+            "to come from the site).",
+            "off", choices=(("off", "Off"), ("optional", "Optional"), ("required", "Required")),
+            group="site", kinds=LIVE),
+    Setting("identity_secret", "Identity secret", "The shared secret the site signs its "
+            "customers' tokens with (HS256), at least 32 characters. Empty: none.",
+            "", text=200, group="site", kinds=LIVE, rule=hs256_secret_rule),
+    Setting("identity_public_key", "Identity public key", "The Ed25519 public key (PEM) "
+            "the site signs its customers' tokens with (EdDSA). Empty: none.",
+            "", text=1000, group="site", kinds=LIVE, rule=ed25519_public_key_rule),
     Setting("admit_per_minute", "Admissions per minute", "Let at most this many people "
             "in per minute (each clock minute), whatever the free seats: for a site whose "
             "load comes from arrivals. Empty: no limit.",
@@ -326,6 +367,9 @@ class RoomSettings:
     max_line_length: int | None = DEFAULTS["max_line_length"]
     site_url: str = DEFAULTS["site_url"]
     pass_renew_seconds: int = DEFAULTS["pass_renew_seconds"]
+    identity: Identity = DEFAULTS["identity"]
+    identity_secret: str = DEFAULTS["identity_secret"]
+    identity_public_key: str = DEFAULTS["identity_public_key"]
     admit_per_minute: int | None = DEFAULTS["admit_per_minute"]
     status: RoomStatus = DEFAULTS["status"]
     admission_mode: AdmissionMode = DEFAULTS["admission_mode"]

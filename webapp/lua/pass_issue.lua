@@ -6,19 +6,20 @@
 -- KEYS: 1 the room's tickets (hash: ticket -> JSON record; the seat's pass is its "pj")
 -- ARGV: 1 ticket, 2 the new pass's jti, 3 the jti presented for renewal ('' = handed to
 --       the ticket's holder: no pass presented)
--- Reply: 'ok' | 'gone' (no such live ticket: nothing changed) | 'stale' (the presented
---        pass is not the seat's last: nothing changed)
+-- Reply: {code, the ticket's identity ('' = none)}; code 'ok' | 'gone' (no such live
+--        ticket: nothing changed) | 'stale' (the presented pass is not the seat's last:
+--        nothing changed)
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then
-    return 'gone'
+    return {'gone', ''}
 end
 local t = cjson.decode(raw)
 if t.st == 'ended' then
-    return 'gone'
+    return {'gone', ''}
 end
 if ARGV[3] ~= '' and t.pj ~= nil and t.pj ~= ARGV[3] then
-    return 'stale'
+    return {'stale', ''}
 end
 t.pj = ARGV[2]
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(t))
-return 'ok'
+return {'ok', t.id or ''}

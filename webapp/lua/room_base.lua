@@ -118,11 +118,15 @@ end
 
 -- One entry of the room's audit log. `t` may be nil (an action on the room itself).
 local function audit(now, kind, t, detail)
-    local code, name = '', ''
+    local code, name, uid = '', '', ''
     if t then
         code, name = t.sc or '', t.n or ''
+        if t.id and string.sub(t.id, 1, 4) == 'sub:' then  -- a site's customer (identity.py)
+            uid = string.sub(t.id, 5)
+        end
     end
     redis.call('XADD', K_AUDIT, 'MAXLEN', '~', AUDIT_MAX, '*', 'at', tostring(now),
-        'kind', kind, 'who', ACTOR, 'code', code, 'name', name, 'detail', detail or '')
+        'kind', kind, 'who', ACTOR, 'code', code, 'name', name, 'detail', detail or '',
+        'uid', uid)
     created(K_AUDIT)
 end

@@ -199,6 +199,11 @@ class Keys:
         created}; a few fields at most (``webapp.domain.site_keys.MAX_LIVE``)."""
         return f"{self.prefix}:{{room:{room}}}:site-keys"
 
+    def identity_used(self, room: str, digest: str) -> str:
+        """string: an identity token (by the SHA-256 of its jti) was used for a join of
+        the room; TTL until the token expires (at most ten minutes: domain/identity.py)."""
+        return f"{self.prefix}:{{room:{room}}}:identity-used:{digest}"
+
     def move_used(self, room: str, link_id: str) -> str:
         """string: a move-to-another-device link taken (single use); TTL its lifetime."""
         return f"{self.prefix}:{{room:{room}}}:move:used:{link_id}"

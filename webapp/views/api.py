@@ -13,6 +13,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired, SignedUp
 from webapp.domain.challenge import MAX_PAYLOAD
 from webapp.domain.estimate import Estimate
+from webapp.domain.identity import MAX_IDENTITY_TOKEN
 from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
 from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
@@ -138,6 +139,7 @@ def join(room: str) -> ResponseReturnValue:
         # signed up already never answers with its entry here
         device=secrets.token_urlsafe(12),
         solution=text_field(body, "altcha", MAX_PAYLOAD),  # a bad one: 400, asked or not
+        customer=text_field(body, "identity", MAX_IDENTITY_TOKEN) or None,
     )
     try:
         outcome = admission().join(joining)

@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
 from webapp.domain.estimate import Estimate
+from webapp.domain.identity import IdentityInvalid, IdentityRequired
 from webapp.domain.join_limits import Throttled
 from webapp.domain.site_keys import SiteKeyNotFound, TooManySiteKeys
 from webapp.i18n import _, gone_reason
@@ -137,6 +138,20 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
             _("It takes no new visitors right now."),
             _("Come back later, or pick another room."),
         )
+    if isinstance(error, IdentityRequired | IdentityInvalid):
+        return Problem(
+            _("Join from the site"),
+            _(
+                "This waiting room holds one place for each of its site's signed-in "
+                "customers, so it takes joins through the site's own link."
+            )
+            if isinstance(error, IdentityRequired)
+            else _(
+                "The link that brought you here is not valid any more: it may have "
+                "expired or been used already."
+            ),
+            _("Sign in on the site and follow its link to the waiting room again."),
+        )
     if isinstance(error, Throttled):
         return Problem(
             _("Too many joins"),
@@ -192,9 +207,11 @@ def error_response(
     retry: str = "",
     error: Exception | None = None,
     retry_seconds: int = 0,
+    site_link: str = "",
 ) -> ResponseReturnValue:
     """JSON under /api/, else the friendly page (``outage``: we are down, not the line;
-    ``retry``: when to come back, in words)."""
+    ``retry``: when to come back, in words; ``site_link``: the room's site, to go back
+    to)."""
     if wants_json():
         return jsonify(error=message), status, headers or {}
     reload = request.method == "GET"  # an outage page asks again by itself
@@ -212,6 +229,7 @@ def error_response(
         opens_at=opens_at,
         again=request.url if reload or rejoin else "",
         again_post=rejoin,
+        site_link=site_link,
     )
     return page, status, headers or {}
 
@@ -227,6 +245,17 @@ def init_app(app: Flask) -> None:
         return error_response(
             status, str(error), headers, retry=retry, error=error, retry_seconds=seconds
         )
+
+    @app.errorhandler(IdentityInvalid)
+    @app.errorhandler(IdentityRequired)
+    def identity_refused(error: IdentityInvalid | IdentityRequired) -> ResponseReturnValue:
+        """401: a join the room's site must vouch for (issue 29). JSON names the reason
+        (``identity_invalid``, ``identity_required``) and the site to come from."""
+        site = room_about((request.view_args or {}).get("room", "")).site_url
+        if wants_json():
+            body = {"error": error.code, "message": str(error)}
+            return jsonify(body | ({"site_url": site} if site else {})), 401
+        return error_response(401, str(error), error=error, site_link=site)
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:

@@ -24,6 +24,7 @@ class About(NamedTuple):
     title: str
     description: str
     opens_at: int | None
+    site_url: str = ""  # a site room's site
 
 
 @bp.app_template_global()
@@ -34,7 +35,7 @@ def room_about(room: str) -> About:
         settings = lobby().settings(room)
     except RoomNotFound:
         return About(room, "", None)
-    return About(settings.title or room, settings.description, settings.opens_at)
+    return About(settings.title or room, settings.description, settings.opens_at, settings.site_url)
 
 
 @bp.app_template_global()

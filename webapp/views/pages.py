@@ -19,6 +19,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response
 
 from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired
+from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid
 from webapp.domain.lobby import Place
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.i18n import _
@@ -171,6 +172,8 @@ def gate(room: str) -> ResponseReturnValue:
     if is_waitlist(room):
         return signup_page(room)
     site.keep_next(room)  # a site room's gate sent the visitor: where to go once in
+    if "identity" in request.args:  # the site vouches for its customer (issue 29)
+        visitor.keep_customer(room, request.args["identity"][:MAX_IDENTITY_TOKEN])
     token, ended = visitor.page_ticket(room, request.args.get("t"))
     if token is not None:
         return place.show(room, token)
@@ -192,7 +195,13 @@ def join(room: str) -> ResponseReturnValue:
         visitor.set_name(name)
     elif not visitor.name() and not lobby().settings(room).site_url:  # a site: no chat
         return redirect(url_for(".gate", room=room)), 303
-    outcome = admission().join(joining(room))
+    try:
+        outcome = admission().join(joining(room))
+    except IdentityInvalid:
+        visitor.keep_customer(room, None)  # a bad token stays bad
+        raise
+    if not isinstance(outcome, PuzzleRequired):
+        visitor.keep_customer(room, None)  # used (or not needed: a place held)
     if isinstance(outcome, Joined) and visitor.gave_away(room, outcome.standing.ticket.token):
         outcome = admission().join(joining(room))  # that place is another browser's now
     if isinstance(outcome, PuzzleRequired):  # the room asks for a proof of work
@@ -215,6 +224,7 @@ def joining(room: str) -> JoinRequest:
         held=held,
         name=visitor.name(),
         solution=request.form.get("altcha", ""),
+        customer=visitor.customer(room),
     )
 
 

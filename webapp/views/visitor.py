@@ -185,3 +185,18 @@ def keep_entry(room: str, token: str | None) -> None:
     if token is not None:
         kept[room] = token
     session["entries"] = kept
+
+
+def customer(room: str) -> str | None:
+    """The site's signed token for its customer that brought this browser to ``room``
+    (``?identity=``), until a join uses it."""
+    kept = session.get("customers", {})
+    found = kept.get(room) if isinstance(kept, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def keep_customer(room: str, token: str | None) -> None:
+    kept = {r: t for r, t in session.get("customers", {}).items() if r != room}
+    if token:
+        kept[room] = token
+    session["customers"] = kept
