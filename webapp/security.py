@@ -215,6 +215,10 @@ THROTTLED = {
     "join-address": "too many joins from your address; please try again later",
     "join-network": "too many joins from your network; please try again later",
     "signup-address": "too many sign-ups from your address; please try again later",
+    "prequeue-address": "this address has made its most entries in the pre-queue; you "
+    "can join the line once the drop starts",
+    "prequeue-network": "this network has made its most entries in the pre-queue; you "
+    "can join the line once the drop starts",
     "admin-account": "too many wrong passwords for this account; please try again later",
     "admin-device": "too many wrong passwords from this browser; please try again later",
     "admin-total": "too many wrong passwords; logins are paused, please try again later",

@@ -49,7 +49,7 @@ def test_prequeue_then_the_start_and_the_draw(client: Any, clock: Any) -> None:
     """Pre-queued joins answer status prequeue with no position, the start time, the
     count and a draw id; after "start now" (twice: the second does nothing) each has a
     place, and the draw recomputed from the revealed seed is the line's order."""
-    schedule(client)
+    schedule(client, prequeue_per_address=6)  # six from the test client's one address
     committed = client.get("/api/rooms/drop/draw").get_json()
     assert committed["state"] == "committed" and committed["seed"] == ""
     assert committed["entries"] == 0 and committed["starts_at"] == "2023-11-14T22:15:20Z"

@@ -18,7 +18,10 @@ The order, for every kind of join:
 3. **The limits** (``JoinLimits``): the client's address and network, and a waitlist's
    sign-ups per address; beyond one, ``Throttled`` (429).
 4. **The puzzle** (``Challenges``), when the room asks for one: a missing, wrong,
-   expired or used solution is ``PuzzleRequired`` with a fresh challenge.
+   expired or used solution is ``PuzzleRequired`` with a fresh challenge. Then, for a
+   join into a drop's pre-queue, **its caps**: the most entries one address and one
+   network make over the pre-queue's whole length (``PrequeueCapped``, a 429 until the
+   start), so a lottery place is not bought by joining often.
 5. **The engine**: the live room's line (``Visits.join``) or the waitlist
    (``Waitlists.join``), whose own refusals (closed, sold out, admission control, a bad
    email) are raised as they are.
@@ -144,6 +147,7 @@ class Admission:
         self.limits = limits
         self.policy = policy
         self.identities = identities
+        self.drops = visits.drops
         self.clock = clock
 
     def join(self, request: JoinRequest) -> Outcome:
@@ -169,6 +173,7 @@ class Admission:
         except Throttled:
             self._unused(room, customer)
             raise
+        entry = None
         try:
             # a browser that signed up here already solves no puzzle again
             if not (waitlist and request.held) and not self._solved(room, settings, request):
@@ -177,12 +182,19 @@ class Admission:
                 return PuzzleRequired(self.challenge(room, settings))
             if waitlist:
                 return SignedUp(self._sign_up(request))
+            if customer is None and self.drops.in_prequeue(room, settings, self.clock()):
+                # the pre-queue's caps (a customer holds one place, whatever its address)
+                entry = self.drops.take_prequeue_entry(
+                    room, settings, request.address, network, self.clock()
+                )
             return Joined(self._engine(request))
         except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up
             raise
         except Exception:
             self.limits.give_back(counted)
             self._unused(room, customer)
+            if entry is not None:
+                self.drops.give_back_prequeue_entry(entry)
             raise
 
     def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:

@@ -11,10 +11,12 @@ it. No Flask here.
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from webapp.domain.join_limits import Throttled
 from webapp.domain.refusals import InvalidInput, Reply, check
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import InvalidSetting, RoomSettings, checked
@@ -113,6 +115,23 @@ def outlook(left: int | None, sold: int, admissions: int, ahead: int, waiting: i
     return Outlook(left, per, left <= 0 or ahead + 1 > served, share)
 
 
+class PrequeueCapped(Throttled):
+    """A pre-queue join from an address or network that made its most entries there
+    (``prequeue_per_address``, ``prequeue_per_network``): 429 until the drop starts."""
+
+    def __init__(self, scope: str, most: int, retry_after: int) -> None:
+        super().__init__(scope, retry_after)
+        self.most = most
+
+
+class PrequeueEntry(NamedTuple):
+    """Where a pre-queue join was counted (given back if the join is refused)."""
+
+    room: str
+    address: str
+    network: str
+
+
 class Drops:
     """The drop scripts of every room. Thread-safe: share one per process."""
 
@@ -123,6 +142,53 @@ class Drops:
 
     def _keys(self, room: str) -> tuple[str, ...]:
         return tuple(self.keys.drop(room).all())
+
+    def in_prequeue(self, room: str, settings: RoomSettings, now: float) -> bool:
+        """Whether a join now lands in the room's pre-queue (as drop_lib.lua decides)."""
+        if settings.starts_at is None or settings.prequeue_at is None:
+            return False
+        if not settings.prequeue_at <= now < settings.starts_at:
+            return False
+        return self.draw(room).state != "drawn"
+
+    def take_prequeue_entry(
+        self, room: str, settings: RoomSettings, address: str, network: str, now: float
+    ) -> PrequeueEntry:
+        """Counts one pre-queue entry of ``address`` and its ``network`` against the
+        room's caps, or none and raises PrequeueCapped."""
+        starts = settings.starts_at or now
+        kept_ms = int((max(starts - now, 0) + 86_400) * 1000)  # a day past the start
+        refused = int(self._cap("take", room, address, network, settings, kept_ms))
+        if refused:
+            scope, most = (
+                ("prequeue-address", settings.prequeue_per_address)
+                if refused == 1
+                else ("prequeue-network", settings.prequeue_per_network)
+            )
+            raise PrequeueCapped(scope, most, max(1, math.ceil(starts - now)))
+        return PrequeueEntry(room, address, network)
+
+    def give_back_prequeue_entry(self, entry: PrequeueEntry) -> None:
+        self._cap("give", entry.room, entry.address, entry.network, None, 0)
+
+    def _cap(
+        self,
+        op: str,
+        room: str,
+        address: str,
+        network: str,
+        settings: RoomSettings | None,
+        kept_ms: int,
+    ) -> Any:
+        keys = [self.keys.prequeue_entries(room, per) for per in ("address", "network")]
+        most = (
+            (0, 0)
+            if settings is None
+            else (settings.prequeue_per_address, settings.prequeue_per_network)
+        )
+        return self.rooms.scripts["prequeue_cap"](
+            keys=keys, args=[op, address, network, *most, kept_ms]
+        )
 
     def tick(self, room: str, rescheduled: bool = False, rounds: int = 50) -> Tick:
         """The sweep's turn: commits the seed, holds the start when due, ends the waiting

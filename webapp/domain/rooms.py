@@ -192,6 +192,7 @@ class WaitingRooms:
         keys = [*self.keys.room(room).all(), *self.keys.waitlist(room).all()]
         keys += [self.keys.deliveries(room), self.keys.claims(room)]  # mail, claim links
         keys.append(self.keys.site_keys(room))
+        keys += [self.keys.prequeue_entries(room, per) for per in ("address", "network")]
         removed = self.client.delete(*keys)
         self.client.srem(self.keys.rooms, room)
         return bool(removed)

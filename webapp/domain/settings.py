@@ -232,6 +232,14 @@ SETTINGS: tuple[Setting, ...] = (
             "and everyone waiting is told. Empty: not tracked.",
             None, 0, 1_000_000_000, nullable=True, unit="items", group="drop", kinds=LIVE,
             blank="not tracked"),
+    Setting("prequeue_per_address", "Pre-queue entries per address", "The most entries "
+            "one address makes in a drop's pre-queue over its whole length, whatever the "
+            "joins a minute (a lottery place is not for sale). A customer the site vouches "
+            "for (Identity) holds one place anyway.",
+            5, 1, 1_000_000, unit="entries", group="drop", kinds=LIVE),
+    Setting("prequeue_per_network", "Pre-queue entries per network", "The same for one "
+            "network (a /24 of IPv4, a /64 of IPv6).",
+            50, 1, 10_000_000, unit="entries", group="drop", kinds=LIVE),
     Setting("max_wait_seconds", "Longest wait", "Refuse new joiners whose estimated wait "
             "is longer than this. Empty: no limit.",
             None, 1, 7 * 86400, nullable=True, unit="seconds", group="capacity",
@@ -363,6 +371,8 @@ class RoomSettings:
     ends_at: int | None = DEFAULTS["ends_at"]
     ends_at_clears_line: int = DEFAULTS["ends_at_clears_line"]
     stock: int | None = DEFAULTS["stock"]
+    prequeue_per_address: int = DEFAULTS["prequeue_per_address"]
+    prequeue_per_network: int = DEFAULTS["prequeue_per_network"]
     max_wait_seconds: int | None = DEFAULTS["max_wait_seconds"]
     max_line_length: int | None = DEFAULTS["max_line_length"]
     site_url: str = DEFAULTS["site_url"]

@@ -180,6 +180,12 @@ class Keys:
             pool=f"{base}:drop:pool",
         )
 
+    def prequeue_entries(self, room: str, per: str) -> str:
+        """hash: address (``per`` address) or network (``per`` network) -> entries it
+        made in the drop's pre-queue (``webapp.domain.drops.PrequeueCaps``); TTL past
+        the drop's start."""
+        return f"{self.prefix}:{{room:{room}}}:drop:prequeue-{per}"
+
     def stock_request(self, room: str, request_id: str) -> str:
         """A stock report's request id was counted (its replay answers the same)."""
         return f"{self.prefix}:{{room:{room}}}:stock:{request_id}"

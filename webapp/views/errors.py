@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from webapp.domain import rooms as engine
+from webapp.domain.drops import PrequeueCapped
 from webapp.domain.estimate import Estimate
 from webapp.domain.identity import IdentityInvalid, IdentityRequired
 from webapp.domain.join_limits import Throttled
@@ -151,6 +152,15 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
                 "expired or been used already."
             ),
             _("Sign in on the site and follow its link to the waiting room again."),
+        )
+    if isinstance(error, PrequeueCapped):
+        return Problem(
+            _("The pre-queue is full for your address"),
+            _(
+                "A drop's pre-queue takes only a few entries from one address or network, "
+                "so that nobody can buy a better chance in the draw by joining often."
+            ),
+            _("Join the line once the drop starts."),
         )
     if isinstance(error, Throttled):
         return Problem(
