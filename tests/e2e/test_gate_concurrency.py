@@ -43,6 +43,20 @@ def call(
             return error.code, None
 
 
+def gate_check(url: str, held: str) -> tuple[int, str]:
+    """The gate's answer to ``held``, and the renewed pass it set, if any (each renewal
+    rotates the pass: the old one renews no more, so a client keeps the new one)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {held}"})
+    try:
+        with urllib.request.urlopen(request, timeout=20) as reply:
+            cookie = reply.headers.get("Set-Cookie", "")
+            fresh = cookie.split(";")[0].split("=", 1)[1] if cookie.startswith("wr_pass_") else ""
+            return reply.status, fresh
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, ""
+
+
 def worker(base: str, tickets: list[tuple[str, str]], site_key: str, results: Any) -> None:
     """Takes its tickets in line order: waits for each to be admitted (its check-ins
     claim the seat and bring a pass), checks the gate with it, releases it."""
@@ -60,7 +74,8 @@ def worker(base: str, tickets: list[tuple[str, str]], site_key: str, results: An
                 time.sleep(0.05)
         count = per_ticket + (CHECKS % len(tickets) if i == len(tickets) - 1 else 0)
         for _ in range(count):
-            status, _ = call(f"{base}/gate/crowd", token=held)
+            status, renewed_pass = gate_check(f"{base}/gate/crowd", held)
+            held = renewed_pass or held  # as a browser keeps the renewed cookie
             checks += 1
             refused += status != 204
         release = f"{base}/api/rooms/crowd/release"

@@ -3,7 +3,8 @@ let in holds for the room's site, checked by the gate (``GET /gate/<room>``) and
 site itself from the published keys (``/.well-known/jwks.json``). No Flask here.
 
 Claims: ``iss`` (the public URL), ``aud`` (the room), ``sub`` (the ticket's public id),
-``iat``, ``exp`` (twice the room's ``pass_renew_seconds`` after ``iat``), ``jti``,
+``iat`` (and ``ims``, the same in milliseconds), ``exp`` (twice the room's
+``pass_renew_seconds`` after ``iat``), ``jti``,
 ``uid`` (the site's own id of its customer, when the room holds one place per customer:
 ``webapp.domain.identity``), and ``seat``: the ticket itself, sealed (AES-GCM under a
 key derived from the app's secret), since the ticket is a secret its holder acts with
@@ -49,6 +50,7 @@ class Pass(NamedTuple):
     issued: float
     expires: float
     jti: str
+    issued_ms: int = 0  # when it was issued, in milliseconds (revocations compare it)
 
     def fresh(self, now: float) -> bool:
         """Within the first half of its life: good without asking Redis."""
@@ -174,6 +176,7 @@ class Passes:
             "aud": room,
             "sub": public_id(token),
             "iat": issued,
+            "ims": int(now * 1000),  # iat in milliseconds: a revocation's moment is finer
             "exp": issued + 2 * renew_seconds,
             "jti": jti or secrets.token_urlsafe(12),
             "seat": _b64(sealed),
@@ -222,7 +225,10 @@ class Passes:
         token = self._unseal(room, claims.get("seat"))
         if public_id(token) != claims["sub"]:
             raise InvalidPass("the seat is not the subject's")
-        return Pass(room, token, claims["sub"], issued, expires, str(claims["jti"]))
+        issued_ms = claims.get("ims", issued * 1000)
+        if isinstance(issued_ms, bool) or not isinstance(issued_ms, int):
+            raise InvalidPass("bad times")
+        return Pass(room, token, claims["sub"], issued, expires, str(claims["jti"]), issued_ms)
 
     def _unseal(self, room: str, sealed: Any) -> str:
         if not isinstance(sealed, str):

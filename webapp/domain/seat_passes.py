@@ -20,7 +20,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from webapp.domain.identity import customer_of
 from webapp.domain.passes import CLOCK_SKEW, Pass, Passes
@@ -71,34 +71,48 @@ class SeatPasses:
         return text(code), text(identity)
 
 
+class Revocation(NamedTuple):
+    """Passes issued up to ``at`` are refused until ``until``."""
+
+    at: float
+    until: float
+
+
 class Revocations:
     """The seats of site rooms that ended lately, as every process hears of them: their
-    passes are refused by the gate until they would have expired anyway."""
+    passes are refused by the gate until they would have expired anyway. A revocation
+    refuses the passes issued before it (their ``ims``): a room deleted and made again
+    under its name lets its new visitors through."""
 
     def __init__(self, client: Any, keys: Keys, hub: Any, clock: Callable[[], float]) -> None:
         self.client = client
         self.key = keys.revoked_passes
         self.hub = hub
         self.clock = clock
-        self._until: dict[tuple[str, str], float] = {}
+        self._found: dict[tuple[str, str], Revocation] = {}
         self._lock = threading.Lock()
 
     def revoke(self, room: str, subject: str, renew_seconds: int, now: float) -> None:
-        """Every pass of the seat ``subject`` (its public id) of ``room`` is refused from
-        now until the last one it could hold expires; every process hears it."""
+        """Every pass of the seat ``subject`` (its public id) of ``room`` issued until
+        now is refused until the last one it could hold expires; every process hears
+        it."""
         until = now + 2 * renew_seconds + CLOCK_SKEW
         pipe = self.client.pipeline(transaction=False)
-        pipe.zadd(self.key, {f"{room} {subject}": until})
+        pipe.zadd(self.key, {f"{room} {subject} {now!r}": until})
         pipe.zremrangebyscore(self.key, "-inf", now)  # the bound: only those in force
         pipe.execute()
-        self.hub.publish(TOPIC, {"room": room, "sub": subject, "until": until})
-        self._heard({"room": room, "sub": subject, "until": until})
+        message = {"room": room, "sub": subject, "at": now, "until": until}
+        self.hub.publish(TOPIC, message)
+        self._heard(message)
 
-    def revoked(self, room: str, subject: str, now: float) -> bool:
-        """Whether the seat's passes are refused, or every pass of the room (``ROOM``:
-        it was deleted). No Redis: this process's memory."""
-        until = max(self._until.get((room, subject), 0.0), self._until.get((room, ROOM), 0.0))
-        return now < until
+    def revoked(self, room: str, held: Pass, now: float) -> bool:
+        """Whether ``held`` is refused: its seat ended, or its room was deleted
+        (``ROOM``), after it was issued. No Redis: this process's memory."""
+        for subject in (held.subject, ROOM):
+            found = self._found.get((room, subject))
+            if found is not None and now < found.until and held.issued_ms <= found.at * 1000:
+                return True
+        return False
 
     def start(self) -> None:
         """Hears revocations from every process, and reads those still in force each
@@ -109,19 +123,22 @@ class Revocations:
     def _read(self) -> None:
         now = self.clock()
         for member, until in self.client.zrangebyscore(self.key, now, "+inf", withscores=True):
-            room, _, subject = text(member).partition(" ")
-            self._heard({"room": room, "sub": subject, "until": until})
+            room, subject, at = text(member).split(" ")
+            self._heard({"room": room, "sub": subject, "at": at, "until": until})
 
     def _heard(self, message: dict[str, Any]) -> None:
         try:
-            key, until = (str(message["room"]), str(message["sub"])), float(message["until"])
+            key = (str(message["room"]), str(message["sub"]))
+            heard = Revocation(float(message["at"]), float(message["until"]))
         except (KeyError, TypeError, ValueError):
             log.warning("ignored a malformed pass revocation: %r", message)
             return
         with self._lock:
-            if until > self._until.get(key, 0.0):
-                self._until[key] = until
-            if len(self._until) > PRUNE_AT:  # a bound: forget those surely expired (a
+            known = self._found.get(key)
+            if known is None or heard.at > known.at:
+                self._found[key] = heard
+            if len(self._found) > PRUNE_AT:  # a bound: forget those surely expired (a
                 # revocation lasts at most LONGEST, so one that ends that much before
                 # this one's end has ended)
-                self._until = {k: v for k, v in self._until.items() if v > until - LONGEST}
+                kept = heard.until - LONGEST
+                self._found = {k: v for k, v in self._found.items() if v.until > kept}

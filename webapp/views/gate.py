@@ -59,7 +59,7 @@ def check(room: str) -> ResponseReturnValue:
         held = built.passes.verify(room, presented(), now)
     except InvalidPass:
         return refused(room)
-    if built.revocations.revoked(room, held.subject, now):  # the seat ended lately
+    if built.revocations.revoked(room, held, now):  # the seat ended lately
         return refused(room)
     if held.fresh(now):
         return "", 204, {VISITOR: held.subject}
@@ -180,7 +180,7 @@ class FreshGate:
                 if (
                     held is not None
                     and held.fresh(now)
-                    and not self.revocations.revoked(room, held.subject, now)
+                    and not self.revocations.revoked(room, held, now)
                 ):
                     start_response("204 NO CONTENT", [(VISITOR, held.subject)])
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
