@@ -101,6 +101,8 @@ def release(room: str) -> ResponseReturnValue:
     or the room's site key (or the admin token) as the bearer, with the pass in
     ``X-Waiting-Room-Pass``: only then is ``{"sold": n}`` counted (403
     ``site_key_required`` without it, nothing changed)."""
+    if not valid_room_name(room):
+        raise RoomNotFound(f"no room named {room[:80]!r}")
     sold = whole_number(json_object(required=False), "sold", 0, MAX_SOLD, 0)
     credential = bearer()
     site = site_caller(room, credential)
