@@ -9,13 +9,17 @@
 -- that need it; never run alone.
 --
 -- KEYS after the room's sixteen (DropKeys in webapp/redis/keys.py):
---  17 drop      hash   the draw: state ('' | committed | drawn), commitment, seed (kept
---                      here, read by the app only once drawn), committed_at, drawn_at,
---                      entries, starts_at (of this draw); stock: sold (all reported),
---                      admitted0 (the room's admissions when stock was first counted)
+--  17 drop      hash   the draw: state ('' | committed | placing | drawn), commitment,
+--                      seed (kept here, read by the app only once drawn), committed_at,
+--                      drawn_at, entries (placed so far), starts_at (of this draw); while
+--                      placing: first (the first line number reserved), reserved (how
+--                      many), c0 (line admissions at the start); stock: sold (all
+--                      reported), admitted0 (the room's admissions when stock was first
+--                      counted)
 --  18 prequeue  zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
 --                      committed, ranked at the start); its ticket has pq = 1 and di (its
---                      draw id); it is in checkin, as every waiting ticket, not in the line
+--                      draw id); it is in checkin, as every waiting ticket, not in the
+--                      line. The start takes each out as it places it.
 --  19 drawn     list   the draw ids (public ids) in drawn order
 --  20 pool      set    scratch for the seed's randomness (deleted by the same script)
 local K_DROP, K_PREQUEUE, K_DRAWN, K_POOL = KEYS[17], KEYS[18], KEYS[19], KEYS[20]
@@ -36,13 +40,15 @@ local function drop_schedule()
 end
 
 -- Where the room is in its schedule at `now`: before (nobody joins), prequeue (joins
--- go to the pre-queue), due (the start is owed: drop_start() runs before anyone else
--- joins), open (as a room without a schedule), ended (no new joins). Sold out is apart.
+-- go to the pre-queue), due (the start is owed: drop_start() begins before anyone else
+-- joins), open (as a room without a schedule; a start placing its pre-queue is open:
+-- a join goes behind everyone the start places), ended (no new joins). Sold out is
+-- apart.
 local function drop_phase(d, now)
     if d.ends_at and now >= d.ends_at then
         return 'ended'
     end
-    if d.state == 'drawn' or not d.starts_at then
+    if d.state == 'drawn' or d.state == 'placing' or not d.starts_at then
         return 'open'
     end
     if now >= d.starts_at then
