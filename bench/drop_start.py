@@ -10,7 +10,8 @@ after another (as app processes send them) all through the start. The start is t
 held as the sweep holds it (``Drops.tick``: a slice per call, carried on until done).
 Read from Redis' slow log (threshold 0): the longest script call of the run, any
 room's; client-side: the other room's check-in latency (p50, p99) while the start
-runs, and the start's wall time until the draw's state is ``drawn``.
+runs, and the start's wall time until the draw's state is ``drawn``; then a sell-out
+ending everyone waiting, a batch a call, as the sweep does: its longest call.
 
 ``--at-once`` holds the same start in one call (every slice as one: the rule before
 issue 32) for comparison.
@@ -24,6 +25,7 @@ import argparse
 import contextlib
 import json
 import multiprocessing
+import os
 import secrets
 import statistics
 import sys
@@ -103,6 +105,12 @@ def check_ins(port: int, tokens: list[str], go: Any, during: Any, stop: Any, out
     out.send(times)
 
 
+def is_drop_call(entry: dict[str, Any]) -> bool:
+    """A script call with the drop room's keys (the start's, the sweep's turn)."""
+    command = entry["command"]
+    return command.startswith(b"EVALSHA") and KEYS.drop(DROP).prequeue.encode() in command
+
+
 def verdict(value: float, goal: float) -> str:
     return "pass" if value <= goal else "MISS"
 
@@ -155,8 +163,18 @@ def main() -> int:
         for worker in workers:
             worker.join()
         log = client.slowlog_get(1_000_000)
-        client.config_set("slowlog-log-slower-than", 10_000)
         scripts = [e["duration"] / 1000 for e in log if e["command"].startswith(b"EVALSHA")]
+        starts = [e["duration"] / 1000 for e in log if is_drop_call(e)]
+        load = os.getloadavg()[0]
+        # A sell-out then ends everyone waiting (a batch a call, the sweep's turn).
+        client.slowlog_reset()
+        client.hset(KEYS.room(DROP).settings, "stock", 0)
+        ended_from = time.perf_counter()
+        while drops.tick(DROP).ended:
+            pass
+        ended_in = time.perf_counter() - ended_from
+        sold_out = [e["duration"] / 1000 for e in client.slowlog_get(1_000_000) if is_drop_call(e)]
+        client.config_set("slowlog-log-slower-than", 10_000)
         drop_keys = KEYS.drop(DROP)
         state = client.hget(drop_keys.drop, "state")
         seed = client.hget(drop_keys.drop, "seed").decode()
@@ -174,6 +192,13 @@ def main() -> int:
               f"{verdict(quantiles[98], CHECK_IN_P99_GOAL_MS)}")  # fmt: skip
         print(f"whole pre-queue placed in {placed_in:.2f} s (goal <= {PLACED_GOAL_S:g} s) "
               f"{verdict(placed_in, PLACED_GOAL_S)}")  # fmt: skip
+        print(f"  the start's {len(starts):,} calls: median {statistics.median(starts):.1f} ms, "
+              f"longest {max(starts):.1f} ms; load average {load:.1f} on {os.cpu_count()} "
+              f"cores (past the core count, a call's time includes waiting for one)")  # fmt: skip
+        print(f"sold out then: {len(sold_out):,} calls ended everyone waiting in "
+              f"{ended_in:.2f} s, longest {max(sold_out, default=0):.1f} ms "
+              f"(goal <= {LONGEST_GOAL_MS:g} ms) "
+              f"{verdict(max(sold_out, default=0), LONGEST_GOAL_MS)}")  # fmt: skip
     return 0
 
 

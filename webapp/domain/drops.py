@@ -29,7 +29,7 @@ Phase = str  # none | before | prequeue | open | ended (and sold_out, from the s
 
 
 PLACE_SLICE = 1000  # most of a pre-queue one call of the start places (drop_start.lua)
-PLACE_BUDGET_US = 8000  # microseconds one call of the start spends placing, at most
+PLACE_BUDGET_US = 5000  # microseconds one call of the start spends placing, at most
 PLACE_SECONDS = 5.0  # seconds the sweep's turn carries a start on before other rooms
 
 

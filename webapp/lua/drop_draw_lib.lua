@@ -44,16 +44,6 @@ local function drop_commit(now, nonce, starts_at)
     return commitment
 end
 
--- Microseconds since this call's slice began (Redis TIME: the work's own clock,
--- whatever `now` the caller gave). The first call starts the clock.
-local SLICE_FROM = nil
-local function slice_spent()
-    local t = redis.call('TIME')
-    local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    SLICE_FROM = SLICE_FROM or us
-    return us - SLICE_FROM
-end
-
 -- The start's first call: the seed committed if it was not, line numbers reserved for
 -- the whole pre-queue (before anyone already in line: below the head's; else the
 -- sequence's next), the room marked as placing.

@@ -97,12 +97,23 @@ local function prequeue(token, t, now, lease, s)
     put_ticket(token, t)
 end
 
+-- Microseconds since this call's slice of a long walk began (Redis TIME: the work's
+-- own clock, whatever `now` the caller gave). The first call starts the clock.
+local SLICE_FROM = nil
+local function slice_spent()
+    local t = redis.call('TIME')
+    local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    SLICE_FROM = SLICE_FROM or us
+    return us - SLICE_FROM
+end
+
 -- Ends up to `limit` waiting tickets (the line and the pre-queue) with reason `why`
--- (sold_out, event_ended); a ticket that gave an email is told by the outbox. Returns
--- how many it ended.
-local function end_waiting(now, why, limit)
+-- (sold_out, event_ended), fewer once `budget` microseconds of this call are spent
+-- (slice_spent(): the caller calls again while any are ended); a ticket that gave an
+-- email is told by the outbox. Returns how many it ended.
+local function end_waiting(now, why, limit, budget)
     local tokens = redis.call('ZRANGE', K_CHECKIN, 0, limit - 1)
-    for _, token in ipairs(tokens) do
+    for i, token in ipairs(tokens) do
         local t = get_ticket(token)
         end_ticket(token, t, why, now)
         redis.call('ZREM', K_PREQUEUE, token)
@@ -111,6 +122,9 @@ local function end_waiting(now, why, limit)
                 'entry', token, 'email', t.em, 'name', t.n or '', 'lang', t.lg or 'en',
                 'at', tostring(now))
             redis.call('EXPIRE', K_OUTBOX, IDLE_TTL)
+        end
+        if i % 8 == 0 and slice_spent() >= budget then
+            return i
         end
     end
     return #tokens

@@ -9,11 +9,13 @@
 --       (32 random bytes, hex) for a seed, should one be made, 5 '1': the schedule was
 --       just changed (a drop held already, with a start now in the future again, makes
 --       way for a new draw), 6 and 7 a start's slice: the most of the pre-queue one
---       call takes, its time budget in microseconds ('': drop_start.lua's defaults)
+--       call takes, its time budget in microseconds ('': drop_start.lua's defaults;
+--       the budget bounds the tickets a sell-out or the end ends in this call too)
 -- Reply: {phase, how many the start has placed so far (-1: no start ran in this call),
 --   how many tickets it ended, more (1: the start has more to place: call again)}
 --   phase: none (no such room, or a waitlist) | before | prequeue | open | ended
 local now = clock(ARGV[1])
+slice_spent()
 local s, lease = live_room(now)
 if not s or s.waitlist then
     return {'none', -1, 0, 0}
@@ -34,14 +36,15 @@ end
 if phase == 'due' or d.state == 'placing' then
     local _
     _, drawn, more = drop_start(now, lease, s, ARGV[4], d.starts_at,
-        tonumber(ARGV[6]) or 1000, tonumber(ARGV[7]) or 8000)
+        tonumber(ARGV[6]) or 1000, tonumber(ARGV[7]) or 5000)
     drawn = drawn or -1
     phase = phase == 'due' and 'open' or phase
 end
+local budget = tonumber(ARGV[7]) or 5000
 if sold_out(d) then
-    ended = end_waiting(now, 'sold_out', BATCH)
+    ended = end_waiting(now, 'sold_out', BATCH, budget)
 elseif phase == 'ended' and d.clears then
-    ended = end_waiting(now, 'event_ended', BATCH)
+    ended = end_waiting(now, 'event_ended', BATCH, budget)
 end
 touch(now)
 return {phase, drawn, ended, more and 1 or 0}
