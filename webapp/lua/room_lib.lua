@@ -173,7 +173,7 @@ local function offer_head(now, lease, s)
             end_ticket(head, t, 'dropped', now)
             return head, false
         end
-        if PLACING and t.seq and t.seq > PLACING then
+        if PLACING and tonumber(redis.call('ZSCORE', K_LINE, head)) > PLACING then
             return nil, false  -- the rest of the pre-queue goes first, once placed
         end
         if may_offer(t, s) then
