@@ -57,6 +57,7 @@ bench: $(DEV)
 	$(PY) bench/room_ceiling.py
 	$(PY) bench/scaling_sim.py
 	$(PY) bench/windows_sim.py
+	$(PY) bench/drop_start.py
 	$(PY) bench/capacity.py
 	$(PY) bench/capacity.py --bare
 	$(PY) bench/gate.py

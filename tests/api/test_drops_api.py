@@ -170,3 +170,32 @@ def test_concurrent_sold_reports_count_once(redis_url: str) -> None:
     assert sum(not replay for rows in results for replay in rows) == 100
     settings = rooms.settings("shop")
     assert settings is not None and settings.stock == 900
+
+
+def test_during_the_start_each_sees_the_prequeue_or_its_final_place(
+    app: Any, client: Any, clock: Any
+) -> None:
+    """While the start places the pre-queue a slice at a time (issue 32), a ticket not
+    yet placed answers status prequeue (with how many are left in it), a placed one the
+    place it keeps; the draw says placing, its seed still secret."""
+    schedule(client, capacity=1, dropout_seconds=120)  # nobody drops out meanwhile
+    clock.advance(61)
+    joined = [client.post("/api/rooms/drop/join").get_json() for _ in range(6)]
+    clock.advance(60)
+    drops = app.extensions["services"].visits.drops
+    assert drops.start_slice("drop", limit=3).more  # 3 placed (1 of them seated), 3 to go
+    draw = client.get("/api/rooms/drop/draw").get_json()
+    assert draw["state"] == "placing" and draw["seed"] == "" and draw["entries"] == 3
+    during = {
+        j["draw_id"]: client.get(f"/api/rooms/drop/position/{j['token']}").get_json()
+        for j in joined
+    }
+    unplaced = [i for i, d in during.items() if d["status"] == "prequeue"]
+    assert len(unplaced) == 3
+    assert all(during[i]["position"] is None and during[i]["prequeue"] == 3 for i in unplaced)
+    while drops.start_slice("drop", limit=3).more:
+        pass
+    order = verify_draw(client.get("/api/rooms/drop/draw").get_json()["seed"], during)
+    assert set(unplaced) == set(order[3:])
+    for place, i in enumerate(order[1:3], start=1):
+        assert during[i]["position"] == place  # as after the start

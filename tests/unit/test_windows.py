@@ -58,10 +58,31 @@ def test_hint_text_round_trips():
     assert (a, b, c, until) == (1 / 3, 2 / 7, -1 / 9, 1_700_000_000.25)
 
 
-def test_poll_after_is_half_the_window_granted():
-    """Far back the poll comes at half the window; near the head sooner still."""
+def test_poll_after_keeps_a_margin_before_the_window_ends():
+    """Far back the poll comes dropout_seconds before the window ends (issue 32); with
+    the head's window, at half of it; near the head sooner still."""
     far = estimate.Estimate(10_000.0, 100.0)
-    assert estimate.poll_after(30, 5000, far, 300.0) == 150.0
+    assert estimate.poll_after(30, 5000, far, 300.0) == 270.0
+    assert estimate.poll_after(30, 5000, far, 45.0) == 22.5  # half: less than 30 s
     assert estimate.poll_after(30, 5000, far) == 15.0  # no window granted: dropout's half
     near = estimate.Estimate(4.0, 4.0)
     assert estimate.poll_after(30, 2, near, 30.0) == 1.0
+
+
+@given(
+    st.integers(1, 600),
+    st.integers(0, 3000),
+    st.integers(1, 10**6),
+    st.one_of(st.none(), st.builds(estimate.Estimate, st.floats(0, 1e6), st.floats(0, 1e9))),
+)
+def test_poll_after_leaves_the_margin_and_polls_no_sooner_than_half(
+    dropout, extra, position, guess
+):
+    """poll_after plus its margin fits the window granted; the margin is dropout_seconds
+    or half the window; and the poll comes no sooner than at half the window would."""
+    window = dropout + extra  # a window is never shorter than dropout_seconds
+    polled = estimate.poll_after(dropout, position, guess, float(window))
+    margin = estimate.poll_margin(dropout, window)
+    assert margin == min(dropout, window / 2) and polled + margin <= window + 0.05
+    unbounded = estimate.poll_after(dropout, position, guess, 1e12)  # no window binds
+    assert polled >= min(window / 2, unbounded) - 0.05

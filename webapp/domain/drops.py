@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -29,10 +30,24 @@ MAX_REQUEST_ID = 100  # characters
 Phase = str  # none | before | prequeue | open | ended (and sold_out, from the stock)
 
 
+PLACE_SLICE = 1000  # most of a pre-queue one call of the start places (drop_start.lua)
+PLACE_BUDGET_US = 5000  # microseconds one call of the start spends placing, at most
+PLACE_SECONDS = 5.0  # seconds the sweep's turn carries a start on before other rooms
+
+
 class Tick(NamedTuple):
     phase: Phase
-    drawn: int  # how many the start drew (-1: no start held)
+    drawn: int  # how many the start has placed (-1: no start ran)
     ended: int  # waiting tickets ended (sold out, or the end clearing the line)
+    placing: bool = False  # the start has more of the pre-queue to place
+
+
+class Slice(NamedTuple):
+    """One call of the start (drop_start.lua)."""
+
+    started: int  # 1: this call began the start; 0: carried one on; -1: drawn already
+    placed: int  # how many of the pre-queue are placed so far
+    more: bool  # some are left to place: call again
 
 
 class StockReport(NamedTuple):
@@ -69,7 +84,7 @@ def phase_at(settings: RoomSettings, now: float, state: str) -> Phase:
     is owed, the sweep holds it within a second) reads as prequeue."""
     if settings.ends_at is not None and now >= settings.ends_at:
         return "ended"
-    if state == "drawn" or settings.starts_at is None:
+    if state in ("drawn", "placing") or settings.starts_at is None:
         return "open"
     if now >= settings.starts_at:
         return "prequeue"
@@ -149,7 +164,7 @@ class Drops:
             return False
         if not settings.prequeue_at <= now < settings.starts_at:
             return False
-        return self.draw(room).state != "drawn"
+        return self.draw(room).state not in ("drawn", "placing")
 
     def take_prequeue_entry(
         self, room: str, settings: RoomSettings, address: str, network: str, now: float
@@ -190,35 +205,68 @@ class Drops:
             keys=keys, args=[op, address, network, *most, kept_ms]
         )
 
-    def tick(self, room: str, rescheduled: bool = False, rounds: int = 50) -> Tick:
-        """The sweep's turn: commits the seed, holds the start when due, ends the waiting
-        tickets of a sold-out room (or of an ended one that clears its line) in
-        batches. ``rescheduled``: the schedule was just changed (a drop held already,
-        with a start in the future again, makes way for a new draw)."""
-        phase, drawn, ended = "none", -1, 0
-        for _ in range(rounds):
+    def tick(
+        self,
+        room: str,
+        rescheduled: bool = False,
+        rounds: int = 50,
+        place_for: float = PLACE_SECONDS,
+    ) -> Tick:
+        """The sweep's turn: commits the seed, holds the start when due (and carries on
+        one under way, a slice per call, for up to ``place_for`` seconds: the next turn
+        goes on), ends the waiting tickets of a sold-out room (or of an ended one that
+        clears its line) in batches. ``rescheduled``: the schedule was just changed (a
+        drop held already, with a start in the future again, makes way for a new
+        draw)."""
+        phase, drawn, ended, placing = "none", -1, 0, False
+        until = time.monotonic() + place_for
+        done = 0
+        while True:
             reply = self.rooms._run(
                 "drop_tick",
                 room,
                 secrets.token_hex(32),
-                "1" if rescheduled else "",
+                "1" if rescheduled and done == 0 else "",
+                PLACE_SLICE,
+                PLACE_BUDGET_US,
                 more_keys=self._keys(room),
             )
+            done += 1
             phase = text(reply[0])
             drawn = max(drawn, int(reply[1]))
             ended += int(reply[2])
-            if int(reply[2]) == 0:
+            placing = int(reply[3]) == 1
+            if placing and time.monotonic() < until:
+                continue
+            if int(reply[2]) == 0 or done >= rounds:
                 break
-        return Tick(phase, drawn, ended)
+        return Tick(phase, drawn, ended, placing)
 
-    def start(self, room: str, who: str = "") -> int:
-        """Holds the draw now (an admin's "start now"): how many were drawn, or -1 if
-        it was held already (then nothing changes)."""
+    def start_slice(
+        self, room: str, who: str = "", limit: int = PLACE_SLICE, budget_us: int = PLACE_BUDGET_US
+    ) -> Slice:
+        """One call of the start: begins it (the draw) or carries it on, placing at
+        most ``limit`` of the pre-queue within ``budget_us`` microseconds."""
         reply = self.rooms._run(
-            "drop_start", room, secrets.token_hex(32), who, more_keys=self._keys(room)
+            "drop_start",
+            room,
+            secrets.token_hex(32),
+            who,
+            limit,
+            budget_us,
+            more_keys=self._keys(room),
         )
         check(text(reply[0]), Reply(room))
-        return int(reply[1])
+        return Slice(int(reply[1]), int(reply[2]), int(reply[3]) == 1)
+
+    def start(self, room: str, who: str = "") -> int:
+        """Holds the draw now (an admin's "start now"), every slice of it: how many
+        were drawn, or -1 if it was begun already (then this call only helps a start
+        under way to its end) or held (then nothing changes)."""
+        first = step = self.start_slice(room, who)
+        while step.more:
+            step = self.start_slice(room, who)
+        return step.placed if first.started == 1 else -1
 
     def record_sold(self, room: str, sold: int, request_id: str = "", who: str = "") -> StockReport:
         """Counts ``sold`` units (once per ``request_id``): the stock left falls by it
@@ -268,7 +316,8 @@ class Drops:
         )
 
     def state(self, room: str) -> str:
-        """The draw's state: '' (none), committed or drawn."""
+        """The draw's state: '' (none), committed, placing (the start is placing the
+        pre-queue) or drawn."""
         return text(self.client.hget(self.keys.drop(room).drop, "state") or "")
 
     def drawn_ids(self, room: str, limit: int = -1) -> list[str]:

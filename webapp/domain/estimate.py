@@ -129,17 +129,33 @@ def retry_after(room: Rates | None, excess: int) -> int:
     return round(min(max(needed / room.service, 5.0), 600.0))
 
 
+def poll_margin(dropout_seconds: float, window: float) -> float:
+    """Seconds a check-in window keeps beyond ``poll_after``: ``dropout_seconds``, the
+    time the room already lets anyone at its head go unseen, or half the window where
+    that is less (near the head, where the window is ``dropout_seconds``, the rule of
+    old: a poll at half of it, so one whole poll may be lost). It covers the reply's
+    way back and a lost poll tried again: the waiting page retries a failed poll after
+    0.5 to 1 s, then 1 to 2, 2 to 4 and 2.5 to 5 s (static/js/waiting.js), so the 30 s
+    of the default hold at least six tries; an API client is told to do the same
+    (docs/api.md). Far back it costs 30 s of a 300 s window, where half the window cost
+    150 s: 1,000,000 in line poll 3,700 times a second instead of 6,700 (the rest of
+    the line, near the head, the same as before; bench/windows_sim.py)."""
+    return min(dropout_seconds, window / 2)
+
+
 def poll_after(
     dropout_seconds: float, position: int, estimate: Estimate | None, window: float = 0.0
 ) -> float:
     """Seconds within which a waiting visitor must check in again.
 
     Half the time to the likely-earliest admission (mean minus one sd), so far back
-    polls are rare and near the head an offered seat is claimed quickly; never more
-    than half the check-in window the script just granted (``window``: 0 = none
-    granted, then ``dropout_seconds``), so one lost poll never costs the place.
+    polls are rare and near the head an offered seat is claimed quickly; never later
+    than the check-in window the script just granted (``window``: 0 = none granted,
+    then ``dropout_seconds``) less a margin (``poll_margin``), so a poll lost on the
+    way and tried again within the margin never costs the place.
     """
-    ceiling = (window if window > 0 else dropout_seconds) / 2
+    granted = window if window > 0 else dropout_seconds
+    ceiling = granted - poll_margin(dropout_seconds, granted)
     wanted = POLL_FLOOR + position / 2 if estimate is None else estimate.range[0] / 2
     return round(min(ceiling, max(POLL_FLOOR, wanted)), 1)
 

@@ -252,7 +252,8 @@ class WaitingRooms:
     def join_many(self, room: str, joiners: Sequence[Joiner]) -> list[Ticket | Exception]:
         """Joins of several visitors of one room in one script call, in order: each
         ticket, or the refusal ``join`` would raise for it. A scheduled drop whose start
-        is owed holds it first (``drop_start.lua``), then those joiners join again."""
+        is owed begins it first (``drop_start.lua``: its first slice; the sweep carries
+        it on), then those joiners join again, behind the whole pre-queue."""
         drop_keys = tuple(self.keys.drop(room).all())
         replies = self._run(
             "room_join", room, *(a for j in joiners for a in j), more_keys=drop_keys

@@ -9,13 +9,17 @@
 -- that need it; never run alone.
 --
 -- KEYS after the room's sixteen (DropKeys in webapp/redis/keys.py):
---  17 drop      hash   the draw: state ('' | committed | drawn), commitment, seed (kept
---                      here, read by the app only once drawn), committed_at, drawn_at,
---                      entries, starts_at (of this draw); stock: sold (all reported),
---                      admitted0 (the room's admissions when stock was first counted)
+--  17 drop      hash   the draw: state ('' | committed | placing | drawn), commitment,
+--                      seed (kept here, read by the app only once drawn), committed_at,
+--                      drawn_at, entries (placed so far), starts_at (of this draw); while
+--                      placing: first (the first line number reserved), reserved (how
+--                      many), c0 (line admissions at the start); stock: sold (all
+--                      reported), admitted0 (the room's admissions when stock was first
+--                      counted)
 --  18 prequeue  zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
 --                      committed, ranked at the start); its ticket has pq = 1 and di (its
---                      draw id); it is in checkin, as every waiting ticket, not in the line
+--                      draw id); it is in checkin, as every waiting ticket, not in the
+--                      line. The start takes each out as it places it.
 --  19 drawn     list   the draw ids (public ids) in drawn order
 --  20 pool      set    scratch for the seed's randomness (deleted by the same script)
 local K_DROP, K_PREQUEUE, K_DRAWN, K_POOL = KEYS[17], KEYS[18], KEYS[19], KEYS[20]
@@ -36,13 +40,15 @@ local function drop_schedule()
 end
 
 -- Where the room is in its schedule at `now`: before (nobody joins), prequeue (joins
--- go to the pre-queue), due (the start is owed: drop_start() runs before anyone else
--- joins), open (as a room without a schedule), ended (no new joins). Sold out is apart.
+-- go to the pre-queue), due (the start is owed: drop_start() begins before anyone else
+-- joins), open (as a room without a schedule; a start placing its pre-queue is open:
+-- a join goes behind everyone the start places), ended (no new joins). Sold out is
+-- apart.
 local function drop_phase(d, now)
     if d.ends_at and now >= d.ends_at then
         return 'ended'
     end
-    if d.state == 'drawn' or not d.starts_at then
+    if d.state == 'drawn' or d.state == 'placing' or not d.starts_at then
         return 'open'
     end
     if now >= d.starts_at then
@@ -91,12 +97,23 @@ local function prequeue(token, t, now, lease, s)
     put_ticket(token, t)
 end
 
+-- Microseconds since this call's slice of a long walk began (Redis TIME: the work's
+-- own clock, whatever `now` the caller gave). The first call starts the clock.
+local SLICE_FROM = nil
+local function slice_spent()
+    local t = redis.call('TIME')
+    local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    SLICE_FROM = SLICE_FROM or us
+    return us - SLICE_FROM
+end
+
 -- Ends up to `limit` waiting tickets (the line and the pre-queue) with reason `why`
--- (sold_out, event_ended); a ticket that gave an email is told by the outbox. Returns
--- how many it ended.
-local function end_waiting(now, why, limit)
+-- (sold_out, event_ended), fewer once `budget` microseconds of this call are spent
+-- (slice_spent(): the caller calls again while any are ended); a ticket that gave an
+-- email is told by the outbox. Returns how many it ended.
+local function end_waiting(now, why, limit, budget)
     local tokens = redis.call('ZRANGE', K_CHECKIN, 0, limit - 1)
-    for _, token in ipairs(tokens) do
+    for i, token in ipairs(tokens) do
         local t = get_ticket(token)
         end_ticket(token, t, why, now)
         redis.call('ZREM', K_PREQUEUE, token)
@@ -105,6 +122,9 @@ local function end_waiting(now, why, limit)
                 'entry', token, 'email', t.em, 'name', t.n or '', 'lang', t.lg or 'en',
                 'at', tostring(now))
             redis.call('EXPIRE', K_OUTBOX, IDLE_TTL)
+        end
+        if i % 8 == 0 and slice_spent() >= budget then
+            return i
         end
     end
     return #tokens

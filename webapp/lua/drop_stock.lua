@@ -12,6 +12,7 @@
 --   code ok | no_room | waitlist
 local REQUEST_TTL = 86400  -- seconds a request id is remembered
 local now = clock(ARGV[1])
+slice_spent()
 local op, n, request_id = ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local s, lease = live_room(now)
 if not s then
@@ -50,7 +51,7 @@ if left and left ~= d.stock then
 end
 local ended = 0
 if left and left <= 0 then
-    ended = end_waiting(now, 'sold_out', BATCH)
+    ended = end_waiting(now, 'sold_out', BATCH, 5000)  -- (µs; the sweep ends the rest)
 end
 local shown = left and tostring(left) or ''
 if request_id ~= '' then

@@ -24,7 +24,8 @@
 --                        counters: "count:<what>", "waits:*", "line:admitted", "free:from"
 --  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds);
 --                        renewed (when every key's TTL was last renewed, see touch());
---                        pace (the check-in windows' hint, room_windows.lua)
+--                        pace (the check-in windows' hint, room_windows.lua); placing
+--                        (while a drop's start places its pre-queue: PLACING below)
 --  11 audit       stream admin actions and admissions: kind, who, code, name, detail
 --  12 codes       hash   support code -> ticket
 --  13 history     hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
@@ -55,6 +56,36 @@ local OUTBOX_MAX = 10000   -- notices a live room's outbox keeps (about; the mai
 
 -- Who acts: 'engine' unless a script acts for an admin (it sets ACTOR from its ARGV).
 local ACTOR = 'engine'
+
+-- A drop's start places its pre-queue a slice per call (drop_draw_lib.lua), at line
+-- numbers it reserved below everyone else's. While it does, PLACING is the last of
+-- those numbers (the clock hash's "placing", read by lease_clock()): a ticket numbered
+-- after it has the not-yet-placed pre-queue ahead of it too (room_lib.lua ahead_of()),
+-- and is offered no seat before them. nil: no start under way.
+local PLACING = nil
+
+-- How many of the pre-queue a start under way has still to place: waiting (in
+-- checkin) but not in the line.
+local function unplaced()
+    return math.max(redis.call('ZCARD', K_CHECKIN) - redis.call('ZCARD', K_LINE), 0)
+end
+
+-- How many wait in line, the pre-queue a start is placing included.
+local function line_length()
+    local n = redis.call('ZCARD', K_LINE)
+    return PLACING and n + unplaced() or n
+end
+
+-- The people ahead of a ticket in line (nil: not in it, as a pre-queued ticket): its
+-- rank, and while a start places the pre-queue, everyone it has still to place if the
+-- ticket is numbered after them.
+local function ahead_of(token)
+    local rank = redis.call('ZRANK', K_LINE, token)
+    if rank and PLACING and tonumber(redis.call('ZSCORE', K_LINE, token)) > PLACING then
+        rank = rank + unplaced()
+    end
+    return rank
+end
 
 -- The keys this script may have created (a write to a missing key makes one without a
 -- TTL): touch() gives them their TTL before the script ends. Marked where a write can

@@ -61,7 +61,8 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     if refused then
         return reply(refused, '', nil, s, now)
     end
-    local waiting = redis.call('ZCARD', K_LINE)
+    local in_line = redis.call('ZCARD', K_LINE)
+    local waiting = PLACING and in_line + unplaced() or in_line  -- (room_base.lua)
     local seated = redis.call('ZCARD', K_SEATS)
     local enters = s.status == 'open' and not s.manual and waiting == 0
         and seated < s.capacity and admissions_left(now, s) > 0  -- a seat at once
@@ -73,7 +74,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
             return reply('too_long', '', nil, s, now)
         end
     end
-    if waiting == 0 and seated == 0 then
+    if in_line == 0 and seated == 0 then
         -- Nobody waits or sits: the tickets and their codes may have been forgotten,
         -- and their hashes gone with them.
         created(K_TICKETS)
@@ -101,7 +102,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         WOKE = WOKE or t.w <= s.dropout  -- it may take a free seat the line passed over
         redis.call('ZADD', K_LINE, t.seq, token)
         redis.call('ZADD', K_CHECKIN, lease + t.w, token)
-        if waiting == 0 then
+        if in_line == 0 then
             created(K_LINE)
             created(K_CHECKIN)
         end

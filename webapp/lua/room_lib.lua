@@ -31,9 +31,10 @@ local DRAINED = nil
 -- the room was out of reach; all of it but one interval is skipped.
 local function lease_clock(now, every_arg)
     local every = tonumber(every_arg) or 0
-    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped', 'renewed', 'pace')
+    local c = redis.call('HMGET', K_CLOCK, 'seen', 'skipped', 'renewed', 'pace', 'placing')
     local seen, skipped = tonumber(c[1]), tonumber(c[2]) or 0
     RENEWED = tonumber(c[3])
+    PLACING = tonumber(c[5])
     read_pace(c[4], now)
     if not seen then
         created(K_CLOCK)
@@ -171,6 +172,9 @@ local function offer_head(now, lease, s)
         if not t or not due or due < lease then
             end_ticket(head, t, 'dropped', now)
             return head, false
+        end
+        if PLACING and tonumber(redis.call('ZSCORE', K_LINE, head)) > PLACING then
+            return nil, false  -- the rest of the pre-queue goes first, once placed
         end
         if may_offer(t, s) then
             offer(head, t, now, lease + s.dropout)
@@ -340,14 +344,14 @@ local function reply(code, token, t, s, now)
     if t then
         state, why, name = t.st, t.why or '', t.n or ''
         if state == 'waiting' then
-            position = (redis.call('ZRANK', K_LINE, token) or -1) + 1
+            position = (ahead_of(token) or -1) + 1  -- 0: in the pre-queue, no place yet
         end
     end
     local capacity, status, version, notice = 0, '', 0, ''
     if s then
         capacity, status, version, notice = s.capacity, s.status, s.version, s.notice
     end
-    return {code, token or '', state, position, redis.call('ZCARD', K_LINE),
+    return {code, token or '', state, position, line_length(),
         redis.call('ZCARD', K_SEATS), capacity, status, tostring(now), why, name, version,
         notice, t and t.sc or '', state == 'waiting' and GRANTED[token] or 0}
 end

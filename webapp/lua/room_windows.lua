@@ -58,7 +58,7 @@ end
 local function grant(token, s, ahead)
     local w = s.dropout
     if PACE then
-        ahead = ahead or redis.call('ZRANK', K_LINE, token) or 0
+        ahead = ahead or ahead_of(token) or 0
         w = window_at(s, ahead)
     end
     GRANTED[token] = w

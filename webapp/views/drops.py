@@ -58,7 +58,8 @@ def drop_view(
     state = drops.state(room)
     phase = phase_at(settings, built.lobby.now(), state)
     in_prequeue = ticket is not None and ticket.state == "waiting" and ticket.position == 0
-    prequeued = drops.prequeued(room) if phase == "prequeue" else 0
+    # (a start placing the pre-queue has some of it still to place: they see it)
+    prequeued = drops.prequeued(room) if phase == "prequeue" or in_prequeue else 0
     outlook = None
     if settings.stock is not None:
         ahead, waiting = (0, prequeued) if in_prequeue else (0, 0)

@@ -121,7 +121,8 @@ def my_places() -> list[Place]:
 
 def places_poll(found: list[Place]) -> float | None:
     """The lobby polls as often as its most pressing place needs (a waiting place's
-    poll_after is at most half its check-in window); not at all without a live place."""
+    poll_after leaves a margin before its check-in window ends); not at all without a
+    live place."""
     polls = [p.standing.poll_after for p in found if p.standing is not None]
     polls += [min(max(p.left or 0.0, 1.0), 5.0) for p in found if p.state == "turn"]
     return min(polls) if polls else None
