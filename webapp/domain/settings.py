@@ -21,7 +21,7 @@ Challenge = Literal["off", "on", "auto"]
 # The proof of work's default largest counter (a try: one PBKDF2 key derivation,
 # webapp/domain/challenge.py), measured by bench/challenge_cost.py (docs/operations.md,
 # "The proof of work's cost")
-CHALLENGE_COST = 10_000
+CHALLENGE_COST = 5_000
 LIVE: tuple[RoomKind, ...] = ("live",)
 WAITLIST: tuple[RoomKind, ...] = ("waitlist",)
 
@@ -246,7 +246,7 @@ SETTINGS: tuple[Setting, ...] = (
             600, 1, 1_000_000, unit="joins a minute"),
     Setting("challenge_cost", "Puzzle work", "How much work the puzzle takes (the largest "
             "number of keys a browser may have to derive; on average half of it). The "
-            "default takes about a second on a computer, two or three on a phone.",
+            "default takes a second or two on a computer, longer on a phone.",
             CHALLENGE_COST, 100, 50_000, unit="tries"),
     # Waitlist rooms (issue 13): the settings below apply to them alone.
     Setting("kind", "Kind", "Live: people wait on the page, checking in, and take a seat "
