@@ -61,6 +61,7 @@ bench: $(DEV)
 	$(PY) bench/capacity.py
 	$(PY) bench/capacity.py --bare
 	$(PY) bench/gate.py
+	$(PY) bench/challenge_cost.py
 	$(PY) bench/bots.py
 	$(PY) bench/estimate_accuracy.py
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from altcha.v1 import Payload, solve_challenge
+from altcha import Challenge, Payload, solve_challenge
 from flask import Config
 
 from webapp.config import Defaults
@@ -90,11 +90,9 @@ def sign_up(
 
 
 def solved(challenge: dict[str, Any]) -> str:
-    """What a browser's solver sends back for an ALTCHA ``challenge`` (as the API gives
-    it): the payload, base64 JSON."""
-    found = solve_challenge(
-        challenge["challenge"], challenge["salt"], challenge["algorithm"], challenge["maxnumber"]
-    )
-    assert found is not None
-    return Payload(challenge["algorithm"], challenge["challenge"], found.number,
-                   challenge["salt"], challenge["signature"]).to_base64()  # fmt: skip
+    """What a browser's solver sends back for an ALTCHA v2 ``challenge`` (as the API
+    gives it), found by the ``altcha`` library's solver: the payload, base64 JSON."""
+    made = Challenge.from_dict(challenge)
+    found = solve_challenge(made, timeout=60)
+    assert found is not None and found.counter <= challenge["maxnumber"]
+    return Payload(made, found).to_base64()

@@ -1,10 +1,11 @@
-/* The proof of work before a join (issue 25), on top of shared.js: a join form with
-   data-challenge (templates/_challenge.html) gets a fresh ALTCHA challenge when it is
-   sent, solves it in Web Workers (static/vendor/altcha/worker.js, each handed a range
-   of numbers in turn, so the page can show how far it got), puts the solution in the
-   form's "altcha" field and sends the form. The progress is a <progress> bar and a
-   sentence in a live region (its text alternative). Without JavaScript the form goes
-   without a solution and the server's page says why it cannot join. */
+/* The proof of work before a join (issues 25 and 29), on top of shared.js: a join form
+   with data-challenge (templates/_challenge.html) gets a fresh ALTCHA v2 challenge when
+   it is sent, solves it in Web Workers (static/js/challenge-worker.js, PBKDF2 in
+   WebCrypto; each handed a range of counters in turn, so the page can show how far it
+   got), puts the solution in the form's "altcha" field and sends the form. The progress
+   is a <progress> bar and a sentence in a live region (its text alternative). Without
+   JavaScript the form goes without a solution and the server's page says why it cannot
+   join. */
 (function () {
   "use strict";
   var form = document.querySelector("form[data-challenge]");
@@ -41,8 +42,8 @@
   // Solves the challenge: resolves with the base64 payload the server verifies.
   function solve(challenge) {
     return new Promise(function (resolve, reject) {
-      var most = challenge.maxnumber || challenge.maxNumber;
-      var size = Math.max(Math.ceil((most + 1) / CHUNKS), 1000);
+      var most = challenge.maxnumber;
+      var size = Math.max(Math.ceil((most + 1) / CHUNKS), 10);
       var parts = Math.ceil((most + 1) / size);
       var next = 0, done = 0, found = false;
       var count = Math.max(Math.min(navigator.hardwareConcurrency || 2, 4), 1);
@@ -52,22 +53,23 @@
         if (next >= parts) { return; }
         var start = next * size;
         next += 1;
-        worker.postMessage({ type: "work", payload: challenge, start: start,
+        worker.postMessage({ parameters: challenge.parameters, start: start,
                              max: Math.min(start + size - 1, most) });
       }
       for (var i = 0; i < Math.min(count, parts); i += 1) {
         var worker = new Worker(WORKER);
         worker.onmessage = function (event) {
           if (found) { return; }
-          var result = event.data;
-          if (result && typeof result.number === "number") {
+          var result = event.data || {};
+          if (result.error) { stop(); reject(new Error("worker failed")); return; }
+          if (typeof result.counter === "number") {
             found = true;
             stop();
             show(1, 1);
             resolve(btoa(JSON.stringify({
-              algorithm: challenge.algorithm, challenge: challenge.challenge,
-              number: result.number, salt: challenge.salt, signature: challenge.signature,
-              took: result.took
+              challenge: { parameters: challenge.parameters, signature: challenge.signature },
+              solution: { counter: result.counter, derivedKey: result.derivedKey,
+                          time: Math.round(result.took) }
             })));
             return;
           }

@@ -178,7 +178,9 @@ def test_during_the_start_each_sees_the_prequeue_or_its_final_place(
     """While the start places the pre-queue a slice at a time (issue 32), a ticket not
     yet placed answers status prequeue (with how many are left in it), a placed one the
     place it keeps; the draw says placing, its seed still secret."""
-    schedule(client, capacity=1, dropout_seconds=120, prequeue_per_address=6)  # no dropouts; one address
+    schedule(
+        client, capacity=1, dropout_seconds=120, prequeue_per_address=6
+    )  # no dropouts; one address
     clock.advance(61)
     joined = [client.post("/api/rooms/drop/join").get_json() for _ in range(6)]
     clock.advance(60)

@@ -1,5 +1,5 @@
-"""Proof of work on join (issue 25): ALTCHA challenges bound to a room, expiring in
-5 minutes, each solution counted once; when a room asks for one."""
+"""Proof of work on join (issues 25 and 29): ALTCHA v2 challenges (PBKDF2/SHA-256) bound
+to a room, expiring in 5 minutes, each solution counted once; when a room asks for one."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import json
 import pytest
 from building import solved
 
-from webapp.domain.challenge import AUTO_MOST, LIFETIME, Challenges, scaled_cost
+from webapp.domain.challenge import AUTO_MOST, ITERATIONS, LIFETIME, Challenges, scaled_cost
 from webapp.domain.settings import RoomSettings
 
-COST = 5_000
+COST = 100
 
 
 @pytest.fixture
@@ -29,15 +29,40 @@ def test_a_solution_counts_once_and_only_in_its_room(challenges):
     assert not challenges.redeem("hall", payload)
 
 
+def test_a_challenge_is_a_key_derivation_whose_counter_is_at_most_the_cost(challenges):
+    """The challenge: PBKDF2/SHA-256 of ITERATIONS rounds, the key's first half given,
+    bound to its room, expiring in five minutes; its counter is at most the cost."""
+    made = challenges.issue("hall", COST)
+    parameters = made["parameters"]
+    assert parameters["algorithm"] == "PBKDF2/SHA-256" and parameters["cost"] == ITERATIONS
+    assert len(parameters["keyPrefix"]) == 32 and parameters["keySignature"]
+    assert parameters["data"] == {"room": "hall", "expires": 1_700_000_000 + LIFETIME}
+    assert made["maxnumber"] == COST
+    counter = json.loads(base64.b64decode(solved(made)))["solution"]["counter"]
+    assert 0 <= counter <= COST
+
+
 def test_an_expired_or_altered_solution_is_refused(challenges, clock):
-    """Five minutes on, or with a changed number, salt or signature: refused."""
+    """Five minutes on, or with a changed counter, key, parameter or signature: refused."""
     payload = solved(challenges.issue("hall", COST))
     fields = json.loads(base64.b64decode(payload))
-    for name, value in [("number", fields["number"] + 1), ("salt", fields["salt"] + "x"),
-                        ("signature", "0" * 64), ("number", "1")]:  # fmt: skip
-        bad = base64.b64encode(json.dumps({**fields, name: value}).encode()).decode()
+    challenge, solution = fields["challenge"], fields["solution"]
+    parameters = challenge["parameters"]
+    wrong = "0" * 64 if solution["derivedKey"][0] != "0" else "f" * 64
+    for changed in (
+        {"solution": {**solution, "derivedKey": wrong}},
+        {"solution": {"counter": solution["counter"] + 1, "derivedKey": wrong}},
+        {"solution": {**solution, "counter": "1"}},
+        {"challenge": {**challenge, "signature": "0" * 64}},
+        {"challenge": {**challenge, "parameters": {**parameters, "cost": 1}}},
+        {"challenge": {**challenge, "parameters": {**parameters, "keySignature": None}}},
+        {"challenge": {**challenge, "parameters": {**parameters,
+                                                   "data": {"room": "hall", "expires": 2**40}}}},
+    ):  # fmt: skip
+        bad = base64.b64encode(json.dumps({**fields, **changed}).encode()).decode()
         assert not challenges.redeem("hall", bad)
-    for junk in ("", "not base64!", base64.b64encode(b"[1]").decode(), None, 5, "x" * 5000):
+    for junk in ("", "not base64!", base64.b64encode(b"[1]").decode(), None, 5, "x" * 5000,
+                 base64.b64encode(b'{"challenge": [], "solution": {}}').decode()):  # fmt: skip
         assert not challenges.redeem("hall", junk)
     clock.advance(LIFETIME + 1)
     assert not challenges.redeem("hall", payload)

@@ -1,12 +1,16 @@
-"""The proof of work on join in a real browser (issue 25): with the room's challenge
-on, the join button solves it in Web Workers, with visible progress, and joins; a
-browser without JavaScript is told plainly why it cannot join."""
+"""The proof of work on join in a real browser (issues 25 and 29): with the room's
+challenge on, the join button solves its ALTCHA v2 challenge (PBKDF2 in WebCrypto) in
+Web Workers, with visible progress, and joins; a browser without JavaScript is told
+plainly why it cannot join."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 from playwright.sync_api import expect
@@ -32,23 +36,35 @@ def counts(server: Any, room: str) -> tuple[int, int]:
 def test_the_join_button_solves_the_puzzle_in_the_page(server: Any, room: Any, person: Any):
     """Bob presses the button: the puzzle is solved in the page (its progress shown and
     said), and he is in; pressing join again later solves nothing."""
-    name = room(capacity=1, challenge="on", challenge_cost=400_000)
+    name = room(capacity=1, challenge="on", challenge_cost=2_000)
     bob = person()
     bob.goto(f"{server.url}/rooms/{name}")
     bob.get_by_label("Your display name").fill("Bob")
     shoot(bob, "challenge-card")
     bob.set_viewport_size({"width": 1280, "height": 860})
-    bob.locator("#join").click()
+    with bob.expect_request(lambda r: r.method == "POST" and r.url.endswith("/join")) as sent:
+        bob.locator("#join").click()
     expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible(timeout=30_000)
     assert counts(server, name) == (1, 0)
-    solved = server.api("GET", f"/api/rooms/{name}/challenge")  # the API still asks
-    assert solved["maxnumber"] == 400_000
+    altcha = parse_qs(sent.value.post_data or "")["altcha"][0]  # what the page's worker found
+    solution = json.loads(base64.b64decode(altcha))["solution"]
+    assert 0 <= solution["counter"] <= 2_000 and len(solution["derivedKey"]) == 64
+    again = server.api("GET", f"/api/rooms/{name}/challenge")  # the API still asks
+    assert again["maxnumber"] == 2_000 and again["parameters"]["algorithm"] == "PBKDF2/SHA-256"
 
 
 def test_progress_is_shown_while_solving(server: Any, room: Any, person: Any):
-    """A costly puzzle: the bar and its words show while the workers try numbers."""
-    name = room(capacity=1, challenge="on", challenge_cost=10_000_000)
+    """A puzzle with no answer in its range (its key prefix changed on the way): the bar
+    and its words show, and the bar moves on, while the workers try counters."""
+    name = room(capacity=1, challenge="on", challenge_cost=50_000)
     ann = person()
+
+    def unsolvable(route: Any) -> None:
+        challenge = route.fetch().json()
+        challenge["parameters"]["keyPrefix"] = "ff" * 16
+        route.fulfill(json=challenge)
+
+    ann.route(re.compile(r".*/api/rooms/[^/]+/challenge$"), unsolvable)
     ann.goto(f"{server.url}/rooms/{name}")
     ann.get_by_label("Your display name").fill("Ann")
     ann.locator("#join").click()
@@ -56,6 +72,7 @@ def test_progress_is_shown_while_solving(server: Any, room: Any, person: Any):
     expect(status).to_contain_text("solving a small puzzle", timeout=10_000)
     expect(ann.locator("#challenge-progress")).to_be_visible()
     expect(ann.locator("#join")).to_be_disabled()
+    expect(status).to_contain_text(re.compile(r"\b[1-9][0-9]?%"), timeout=20_000)  # moving on
     shoot(ann, "challenge-solving")
     assert counts(server, name) == (0, 0)
 

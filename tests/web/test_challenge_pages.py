@@ -25,12 +25,12 @@ def test_the_card_asks_for_the_puzzle_and_says_why_without_javascript(
 ) -> None:
     """The card's form names the challenge route, the worker, a progress bar with a
     live text, and a noscript sentence; a room without the setting has none of it."""
-    make_room("hall", capacity=1, challenge="on", challenge_cost=2000)
+    make_room("hall", capacity=1, challenge="on", challenge_cost=100)
     make_room("calm", capacity=1)
     ann = make_visitor("Ann")
     page = ann.get("/rooms/hall").get_data(as_text=True)
     assert 'data-challenge="/api/rooms/hall/challenge"' in page
-    assert "vendor/altcha/worker.js" in page and "js/challenge.js" in page
+    assert "js/challenge-worker.js" in page and "js/challenge.js" in page
     assert '<progress id="challenge-progress"' in page and 'aria-live="polite"' in page
     assert "<noscript>" in page and "That needs JavaScript" in page
     assert "challenge" not in ann.get("/rooms/calm").get_data(as_text=True)
@@ -40,7 +40,7 @@ def test_a_join_without_a_solution_is_refused_with_words(
     make_visitor: Any, make_room: Any, reports: Any
 ) -> None:
     """No solution or a wrong one: 403, the card again saying why, nobody joined."""
-    make_room("hall", capacity=1, challenge="on", challenge_cost=2000)
+    make_room("hall", capacity=1, challenge="on", challenge_cost=100)
     ann = make_visitor("Ann")
     for altcha in ("", "bm9wZQ=="):
         refused = press(ann, "hall", altcha)
@@ -55,7 +55,7 @@ def test_a_solved_join_goes_in_and_a_place_holder_never_solves_again(
 ) -> None:
     """Solved: joined; pressing join again (the lobby's button) needs no new solution;
     the same solution in another browser is refused."""
-    make_room("hall", capacity=1, challenge="on", challenge_cost=2000)
+    make_room("hall", capacity=1, challenge="on", challenge_cost=100)
     ann, bob = make_visitor("Ann"), make_visitor("Bob")
     payload = solution(ann, "hall")
     assert press(ann, "hall", payload).status_code == 303
@@ -69,7 +69,7 @@ def test_a_solved_join_goes_in_and_a_place_holder_never_solves_again(
 def test_a_waitlist_sign_up_solves_it_too(make_visitor: Any, make_room: Any) -> None:
     """The sign-up form carries the puzzle; without a solution 403 with the words; with
     one the entry is made; the same browser signing up again solves nothing."""
-    make_room("list", kind="waitlist", challenge="on", challenge_cost=2000)
+    make_room("list", kind="waitlist", challenge="on", challenge_cost=100)
     ann = make_visitor("Ann")
     page = ann.get("/rooms/list").get_data(as_text=True)
     assert 'data-challenge="/api/rooms/list/challenge"' in page and "<noscript>" in page

@@ -1,12 +1,22 @@
-"""Proof of work on join (issue 25): ALTCHA's challenges (the ``altcha`` library's v1:
-find the number, at most ``challenge_cost``, whose SHA-256 with the challenge's salt is
-the challenge). No Flask here.
+"""Proof of work on join (issues 25 and 29): ALTCHA's v2 challenges, made and verified
+by the ``altcha`` library. A try is a key derivation, PBKDF2 with HMAC-SHA-256 of
+``ITERATIONS`` rounds, of the challenge's nonce followed by a counter (four bytes, big
+endian) with its salt; the challenge is the one counter, at most ``challenge_cost``,
+whose key starts with the challenge's ``keyPrefix`` (half of the key). The server picks
+that counter at random and derives its key once when it makes the challenge (ALTCHA's
+deterministic mode), so a browser tries half of ``challenge_cost`` counters on average
+and never more than all of them. A browser runs PBKDF2 inside WebCrypto
+(``crypto.subtle.deriveBits``), as native code: a native solver gains little on it per
+try, unlike the SHA-256 challenges of v1 (one digest per try, where the call into
+WebCrypto costs more than the digest). No Flask here.
 
-A challenge is signed with a key derived from the app's secret, bound to its room (a
-``room`` parameter in its salt) and expires in ``LIFETIME`` seconds (``expires``, also
-in the salt, so neither can be changed without breaking the signature). A solution
-counts once: ``redeem`` marks it used in Redis (``Keys.challenge_used``, SET NX) until
-the challenge would have expired, so a solved challenge cannot let a swarm in twice.
+A challenge's parameters are signed with a key derived from the app's secret, bound to
+its room and with its expiry (``data``: ``room``, ``expires``, ``LIFETIME`` seconds on,
+by this module's clock, so tests control time), and carry the derived key's HMAC
+(``keySignature``, under a second key) so that a solution is verified by two HMACs,
+with no key derivation. A solution counts once: ``redeem`` marks it used in Redis
+(``Keys.challenge_used``, SET NX) until the challenge would have expired, so a solved
+challenge cannot let a swarm in twice.
 
 Whether a room asks for one (``needed``): its ``challenge`` setting is ``on``, or
 ``auto`` while more than ``challenge_threshold`` joined in the last minute (the room's
@@ -24,21 +34,25 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime
 import hashlib
 import hmac
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any, Final
 
-from altcha.v1 import ChallengeOptions, Payload, create_challenge, extract_params, verify_solution
+from altcha import Payload, create_challenge, verify_solution
 
 from webapp.domain.settings import RoomSettings
 from webapp.redis.keys import Keys
 
 LIFETIME = 300  # seconds a challenge can be solved and used
 MAX_PAYLOAD = 2048  # characters of a solution's payload that are read at all
-ALGORITHM: Final = "SHA-256"
+ALGORITHM: Final = "PBKDF2/SHA-256"
+# PBKDF2's rounds in one try: enough that WebCrypto's cost per call (some 0.02 ms in
+# Chromium) is a small part of a try, few enough that making a challenge (one
+# derivation, on the server) costs about a millisecond (docs/operations.md)
+ITERATIONS: Final = 2_000
 AUTO_MOST = 16  # under auto, the work asked at most, in times the room's challenge_cost
 
 
@@ -46,8 +60,9 @@ class Challenges:
     def __init__(self, client: Any, keys: Keys, secret: str | bytes, clock: Callable[[], float]):
         self.client, self.keys, self.clock = client, keys, clock
         raw = secret.encode() if isinstance(secret, str) else secret
-        # A key of its own: a challenge's signature says nothing about the app's secret
+        # Keys of their own: a challenge's signatures say nothing about the app's secret
         self._key = hmac.new(raw, b"webapp.altcha", hashlib.sha256).hexdigest()
+        self._solution_key = hmac.new(raw, b"webapp.altcha.key", hashlib.sha256).hexdigest()
 
     def needed(self, room: str, settings: RoomSettings) -> bool:
         """Whether a new join of ``room`` must carry a solved challenge now."""
@@ -75,18 +90,20 @@ class Challenges:
         return float(this or 0) + float(last or 0) * inside
 
     def issue(self, room: str, cost: int) -> dict[str, Any]:
-        """A new challenge for ``room``, as the browser's solver and the API take it."""
-        expires = datetime.datetime.fromtimestamp(self.clock() + LIFETIME, datetime.UTC)
-        options = ChallengeOptions(
-            algorithm=ALGORITHM,
-            max_number=cost,
-            salt_length=12,
-            hmac_key=self._key,
-            expires=expires,
-            params={"room": room},
+        """A new challenge for ``room`` whose counter is at most ``cost``, as the browser's
+        solver and the API take it: ALTCHA's ``parameters`` and ``signature``, and
+        ``maxnumber``, the largest counter to try (not signed: it only tells a solver
+        where to stop)."""
+        expires = int(self.clock()) + LIFETIME
+        made = create_challenge(
+            ALGORITHM,
+            ITERATIONS,
+            counter=secrets.randbelow(cost + 1),
+            data={"room": room, "expires": expires},
+            hmac_secret=self._key,
+            hmac_key_secret=self._solution_key,
         )
-        made = create_challenge(options)
-        return {**made.to_dict(), "maxnumber": made.max_number}
+        return {**made.to_dict(), "maxnumber": cost}
 
     def redeem(self, room: str, payload: object) -> bool:
         """Whether ``payload`` (the solver's base64 JSON) solves a challenge of this
@@ -94,36 +111,45 @@ class Challenges:
         found = _decoded(payload)
         if found is None:
             return False
-        solution = Payload.from_dict(found)  # type: ignore[arg-type]
-        verified, _error = verify_solution(solution, self._key, check_expires=False)
-        if not verified:
-            return False
-        params = extract_params(solution.to_dict())
         try:
-            expires = float(params.get("expires", ["0"])[0])
-        except ValueError:
+            solution = Payload.from_dict(found)
+            verified = verify_solution(
+                solution, self._key, hmac_key_secret=self._solution_key
+            ).verified
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             return False
-        now = self.clock()
-        if params.get("room", [""])[0] != room or expires <= now:
+        data = solution.challenge.parameters.data
+        if not verified or not isinstance(data, dict):
             return False
-        key = self.keys.challenge_used(room, str(found["challenge"])[:128])
+        expires, now = data.get("expires"), self.clock()
+        if data.get("room") != room or not isinstance(expires, int) or expires <= now:
+            return False
+        key = self.keys.challenge_used(room, str(solution.challenge.signature)[:128])
         return bool(self.client.set(key, "1", nx=True, ex=max(int(expires - now) + 1, 1)))
 
 
 def _decoded(payload: object) -> dict[str, Any] | None:
-    """The payload's fields, or None for anything that is not one."""
+    """The payload's fields (``challenge``: ``parameters``, ``signature``; ``solution``:
+    ``counter``, ``derivedKey``), or None for anything that is not one."""
     if not isinstance(payload, str) or not payload or len(payload) > MAX_PAYLOAD:
         return None
     try:
         found = json.loads(base64.b64decode(payload, validate=True))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
         return None
-    fields = ("algorithm", "challenge", "number", "salt", "signature")
-    if not isinstance(found, dict) or not all(name in found for name in fields):
+    if not isinstance(found, dict):
         return None
-    if not isinstance(found["number"], int) or isinstance(found["number"], bool):
+    challenge, solution = found.get("challenge"), found.get("solution")
+    if not isinstance(challenge, dict) or not isinstance(solution, dict):
         return None
-    if not all(isinstance(found[name], str) for name in fields if name != "number"):
+    if not isinstance(challenge.get("parameters"), dict):
+        return None
+    if not isinstance(challenge.get("signature"), str):
+        return None
+    counter = solution.get("counter")
+    if not isinstance(counter, int) or isinstance(counter, bool):
+        return None
+    if not isinstance(solution.get("derivedKey"), str):
         return None
     return found
 

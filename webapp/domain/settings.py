@@ -39,9 +39,10 @@ def ed25519_public_key_rule(pem: str) -> str | None:
     return None if isinstance(key, Ed25519PublicKey) else "must be an Ed25519 key"
 
 
-# The proof of work's default maximum number: measured to take about a second in
-# Chromium throttled 4x (docs/operations.md, "Bots")
-CHALLENGE_COST = 100_000
+# The proof of work's default largest counter (a try: one PBKDF2 key derivation,
+# webapp/domain/challenge.py), measured by bench/challenge_cost.py (docs/operations.md,
+# "The proof of work's cost")
+CHALLENGE_COST = 5_000
 LIVE: tuple[RoomKind, ...] = ("live",)
 WAITLIST: tuple[RoomKind, ...] = ("waitlist",)
 
@@ -293,9 +294,9 @@ SETTINGS: tuple[Setting, ...] = (
             "asked while more than this many joined in the last minute.",
             600, 1, 1_000_000, unit="joins a minute"),
     Setting("challenge_cost", "Puzzle work", "How much work the puzzle takes (the largest "
-            "number a browser may have to try; on average half of it). The default takes "
-            "about a second on a phone.",
-            CHALLENGE_COST, 1_000, 10_000_000, unit="tries"),
+            "number of keys a browser may have to derive; on average half of it). The "
+            "default takes a second or two on a computer, longer on a phone.",
+            CHALLENGE_COST, 100, 50_000, unit="tries"),
     # Waitlist rooms (issue 13): the settings below apply to them alone.
     Setting("kind", "Kind", "Live: people wait on the page, checking in, and take a seat "
             "in the room. Waitlist: people sign up with an email and wait, days if need "

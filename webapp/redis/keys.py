@@ -298,7 +298,8 @@ class Keys:
 
     def challenge_used(self, room: str, challenge: str) -> str:
         """string with a TTL until the challenge expires: its solution was used for a join
-        of this room (``webapp.domain.challenge``: each counts once)."""
+        of this room (``webapp.domain.challenge``: each counts once; a challenge is
+        named by its signature)."""
         return f"{self.prefix}:{{room:{room}}}:altcha:{challenge}"
 
     def join_limit(self, network: str, scope: str, who: str, window: int) -> str:
