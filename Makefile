@@ -63,6 +63,7 @@ bench: $(DEV)
 	$(PY) bench/gate.py
 	$(PY) bench/challenge_cost.py
 	$(PY) bench/bots.py
+	$(PY) bench/bots.py --challenge on
 	$(PY) bench/estimate_accuracy.py
 
 clean:

@@ -10,7 +10,11 @@ so a join's position is where it stands. For each scenario a fresh room:
 - ``one address``: the same, while a swarm tries joins at 5,000 a minute from
   127.0.0.2;
 - ``256 addresses``: the same, the swarm spread over 256 addresses, each in a /24 of
-  its own (127.N.0.3), so the network limit does not hold it either.
+  its own (127.N.0.3), so the network limit does not hold it either;
+- ``identity``: the same swarm, in a room with ``identity: required`` (issue 29): each
+  person joins with the site's signed token for their own account, the swarm with
+  tokens for the ``--accounts`` accounts it holds at the site (5: a swarm's operator
+  signed up a handful; the site's own sign-up gates more), one place each.
 
 The swarm solves every puzzle it is asked (the ``altcha`` library's solver: PBKDF2 in
 hashlib, one thread per join, as native as a browser's WebCrypto) and never retries a
@@ -43,11 +47,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import jwt
 from servers import HOST, answers, free_port, spawn, stop, wait_until
 
 from webapp.domain.settings import CHALLENGE_COST
 
 ADMIN = "bench-admin-token-0123456789"
+IDENTITY_SECRET = "bench identity secret of the site, 32+ chars"
 SWARM_THREADS = 16
 BROWSER_WORK = CHALLENGE_COST  # the work a person's browser solves in --solve-delay seconds
 SOLVE_DELAY = 1.6  # Chromium's median at BROWSER_WORK (bench/challenge_cost.py, docs/operations.md)
@@ -80,27 +86,41 @@ def solve(challenge: dict[str, Any]) -> str:
     return Payload(made, found).to_base64()
 
 
-def join(port: int, source: str, room: str, key: str, delay: float = 0.0) -> tuple[int, int]:
-    """A join, solving the puzzle if asked (after ``delay``: a browser's time); its
-    status and, when let in line, its position."""
+def identity(room: str, account: str | None) -> dict[str, str]:
+    """The site's signed token for ``account`` (a fresh jti each), or nothing."""
+    if account is None:
+        return {}
+    claims = {"sub": account, "aud": room, "exp": int(time.time()) + 300,
+              "jti": os.urandom(9).hex()}  # fmt: skip
+    return {"identity": jwt.encode(claims, IDENTITY_SECRET, algorithm="HS256")}
+
+
+def join(port: int, source: str, room: str, key: str, delay: float = 0.0,
+         account: str | None = None) -> tuple[int, int, str]:  # fmt: skip
+    """A join, solving the puzzle if asked (after ``delay``: a browser's time), as the
+    site's ``account`` when given; its status and, when let in line, its position and
+    ticket."""
     headers = {"Idempotency-Key": key}
-    status, body = call(port, source, f"/api/rooms/{room}/join", {}, headers)
+    path = f"/api/rooms/{room}/join"
+    status, body = call(port, source, path, identity(room, account), headers)
     if status == 403 and body.get("error") == "challenge_required":
         if delay:  # a browser's time grows with the puzzle's work (docs/operations.md)
             time.sleep(delay * body["challenge"]["maxnumber"] / BROWSER_WORK)
         payload = solve(body["challenge"])
-        status, body = call(port, source, f"/api/rooms/{room}/join", {"altcha": payload}, headers)
-    return status, int(body.get("position", 0)) if status == 200 else 0
+        status, body = call(port, source, path, {"altcha": payload, **identity(room, account)},
+                            headers)  # fmt: skip
+    return status, int(body.get("position", 0)) if status == 200 else 0, body.get("token", "")
 
 
 def swarm(port: int, room: str, sources: list[str], rate: float, seconds: float,
-          out: Any) -> None:  # fmt: skip
+          accounts: int, out: Any) -> None:  # fmt: skip
     """The swarm's process: joins at ``rate`` a minute for ``seconds``; reports what
     got in and its own CPU seconds."""
     began = time.monotonic()
     total = int(rate * seconds / 60)
     lock = threading.Lock()
     counts = {"tried": 0, "in": 0, "limited": 0, "refused": 0}
+    places: set[str] = set()
     turn = iter(range(total))
 
     def run() -> None:
@@ -116,13 +136,17 @@ def swarm(port: int, room: str, sources: list[str], rate: float, seconds: float,
                 return  # fell behind: the run is bounded
             source = sources[i % len(sources)]
             try:
-                status, _ = join(port, source, room, f"bot-{os.getpid()}-{i}")
+                account = f"bot-{i % accounts}" if accounts else None
+                status, _, ticket = join(port, source, room, f"bot-{os.getpid()}-{i}",
+                                         account=account)  # fmt: skip
             except OSError:
-                status = 0
+                status, ticket = 0, ""
             with lock:
                 counts["tried"] += 1
                 key = "in" if status == 200 else "limited" if status == 429 else "refused"
                 counts[key] += 1
+                if status == 200:
+                    places.add(ticket)  # an account's joins after its first: its one place
 
     threads = [threading.Thread(target=run) for _ in range(SWARM_THREADS)]
     for thread in threads:
@@ -130,11 +154,14 @@ def swarm(port: int, room: str, sources: list[str], rate: float, seconds: float,
     for thread in threads:
         thread.join()
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    counts["in"] = len(places)  # places held, however many joins answered one
     out.put({**counts, "cpu": usage.ru_utime + usage.ru_stime})
 
 
-def people(port: int, room: str, n: int, seconds: float, delay: float, base: int) -> list[int]:
-    """``n`` people, each at a random moment of the run, from an address of their own."""
+def people(port: int, room: str, n: int, seconds: float, delay: float, base: int,
+           accounts: bool = False) -> list[int]:  # fmt: skip
+    """``n`` people, each at a random moment of the run, from an address of their own
+    (``accounts``: each signed in at the site with an account of their own)."""
     rng = random.Random(base)
     positions: list[int] = []
     lock = threading.Lock()
@@ -143,7 +170,8 @@ def people(port: int, room: str, n: int, seconds: float, delay: float, base: int
         time.sleep(moments[i])
         source = f"127.{base}.{i // 250}.{i % 250 + 1}"
         try:
-            status, position = join(port, source, room, f"person-{base}-{i}", delay)
+            account = f"person-{i}" if accounts else None
+            status, position, _ = join(port, source, room, f"person-{base}-{i}", delay, account)
         except OSError:  # the app under the swarm dropped the connection: no place
             return
         if status == 200:
@@ -168,6 +196,8 @@ def main() -> None:
                         help=f"a browser's seconds for a cost of {BROWSER_WORK:,}")  # fmt: skip
     parser.add_argument("--challenge", default="auto", choices=("off", "on", "auto"))
     parser.add_argument("--cost", type=int, default=CHALLENGE_COST, help="challenge_cost")
+    parser.add_argument("--accounts", type=int, default=5,
+                        help="site accounts the swarm holds (identity)")  # fmt: skip
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="wr-bench-bots-")
     port = free_port()
@@ -182,10 +212,12 @@ def main() -> None:
     process = spawn(argv, log, env)
     try:
         wait_until(lambda: answers(f"{url}/api/rooms"), process, log)
-        scenarios = [
-            ("people", []),
-            ("one address", ["127.0.0.2"]),
-            ("256 addresses", [f"127.{n}.0.3" for n in range(256)]),
+        wide = [f"127.{n}.0.3" for n in range(256)]
+        scenarios = [  # label, the swarm's addresses, the site's identity required
+            ("people", [], False),
+            ("one address", ["127.0.0.2"], False),
+            ("256 addresses", wide, False),
+            ("identity", wide, True),
         ]
         print(f"{args.seconds:g} s per scenario; swarm {args.rate:g} joins a minute, "
               f"{args.people} people; challenge {args.challenge} (threshold 600, cost "
@@ -194,10 +226,12 @@ def main() -> None:
         print(head + f"{'swarm CPU s':>11} {'CPU s/place':>11} {'people median':>13} {'x':>5}")
         baseline = 0.0
         rows: dict[str, tuple[int, float, float]] = {}  # scenario: (in line, CPU/place, x)
-        for k, (label, sources) in enumerate(scenarios):
+        for k, (label, sources, vouched) in enumerate(scenarios):
             room = f"bots-{k}"
             settings = {"capacity": 1, "admission_mode": "manual", "challenge": args.challenge,
                         "challenge_cost": args.cost}  # fmt: skip
+            if vouched:
+                settings |= {"identity": "required", "identity_secret": IDENTITY_SECRET}
             admin = urllib.request.Request(
                 f"{url}/api/admin/rooms/{room}",
                 data=json.dumps(settings).encode(),
@@ -210,10 +244,20 @@ def main() -> None:
             queue: Any = multiprocessing.get_context("fork").Queue()
             if sources:
                 child = multiprocessing.get_context("fork").Process(
-                    target=swarm, args=(port, room, sources, args.rate, args.seconds, queue)
+                    target=swarm,
+                    args=(
+                        port,
+                        room,
+                        sources,
+                        args.rate,
+                        args.seconds,
+                        args.accounts if vouched else 0,
+                        queue,
+                    ),
                 )
                 child.start()
-            positions = people(port, room, args.people, args.seconds, args.solve_delay, 200 + k)
+            positions = people(port, room, args.people, args.seconds, args.solve_delay, 200 + k,
+                               accounts=vouched)  # fmt: skip
             if child is not None:
                 found = queue.get(timeout=args.seconds + 120)
                 child.join()
@@ -226,26 +270,36 @@ def main() -> None:
                   f"{found['refused']:>5} {found['cpu']:>11.1f} {per:>11.3f} "
                   f"{median:>13.1f} {ratio:>5.1f}")  # fmt: skip
             rows[label] = (int(found["in"]), per if found["in"] else math.inf, ratio)
-        goals(rows, args.seconds)
+        goals(rows, args.seconds, args.accounts)
     finally:
         stop(process, timeout=15)
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def goals(rows: dict[str, tuple[int, float, float]], seconds: float) -> None:
+def goals(rows: dict[str, tuple[int, float, float]], seconds: float, accounts: int) -> None:
     """Issue 25's goals, each with pass or MISS: from one address the swarm holds at most
     the join limit (WEBAPP_JOIN_LIMIT's default, 20 a minute) and people's median place
     is at most 2x; spread wide, the swarm pays at least 0.5 CPU-seconds a place and
-    people's median place is at most 2x."""
+    people's median place is at most 2x; with the site's identity required (issue 29),
+    the swarm holds one place an account and people's median place is at most 1.5x."""
     limit = 20 * max(1, math.ceil(seconds / 60))
     one_in, _, one_x = rows["one address"]
     _, wide_cpu, wide_x = rows["256 addresses"]
+    vouched_in, _, vouched_x = rows["identity"]
     print("\ngoals")
     for label, ok in (
         (f"one address holds at most {limit} places: {one_in}", one_in <= limit),
         (f"one address: people's median place {one_x:.1f}x (at most 2x)", one_x <= 2),
         (f"spread wide: {wide_cpu:.3f} CPU-s a place (at least 0.5)", wide_cpu >= 0.5),
         (f"spread wide: people's median place {wide_x:.1f}x (at most 2x)", wide_x <= 2),
+        (
+            f"identity required: the swarm holds {vouched_in} places, one an account",
+            vouched_in <= accounts,
+        ),
+        (
+            f"identity required: people's median place {vouched_x:.1f}x (at most 1.5x)",
+            vouched_x <= 1.5,
+        ),
     ):
         print(f"  {label:<62} {'pass' if ok else 'MISS'}")
 
