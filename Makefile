@@ -37,6 +37,7 @@ lint: $(DEV)
 	$(VENV)/bin/ruff check webapp tests bench
 	$(VENV)/bin/ruff format --check webapp tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 # After changing words people read: extract them and merge them into translations/*/
 # LC_MESSAGES/messages.po, then translate every empty or fuzzy msgstr there
