@@ -52,6 +52,11 @@ def test_the_sites_link_joins_the_customers_one_place(app: Any, shop: str, clock
 
 
 def test_without_the_sites_link_the_page_says_to_come_from_the_site(app: Any, shop: str) -> None:
+    """The room's page offers no join, only the site's link; a join sent anyway is 401
+    with the same words."""
+    card = Visitor(app.test_client()).get("/rooms/shop").get_data(as_text=True)
+    assert 'id="join"' not in card and "sign in on the site" in card
+    assert f'href="{SITE}"' in card
     reply = press_join(Visitor(app.test_client()))
     assert reply.status_code == 401
     page = reply.get_data(as_text=True)

@@ -190,6 +190,8 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "error": error,
         "challenge": summary.status != "closed" and admission().asks_puzzle(room),
         "drop": drop,
+        # the room takes only its site's vouched-for customers, and none came with one
+        "from_site": settings.identity == "required" and visitor.customer(room) is None,
     }
     return no_store(render_template("join.html", **context)), status
 
