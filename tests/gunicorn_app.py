@@ -66,47 +66,33 @@ class Server:
         finally:
             client.close()
 
-    def admin(self, room: str, **settings: Any) -> dict[str, Any]:
-        """Creates or changes a room through the admin API."""
+    def as_admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """Calls the admin API with the admin token; its JSON answer (None if empty)."""
         request = urllib.request.Request(
-            f"{self.url}/api/admin/rooms/{room}",
-            data=json.dumps(settings).encode(),
-            method="PUT",
+            f"{self.url}{path}",
+            data=json.dumps(body or {}).encode(),
+            method=method,
             headers={
                 "Authorization": f"Bearer {self.admin_token}",
                 "Content-Type": "application/json",
             },
         )
         with urllib.request.urlopen(request, timeout=5) as reply:
-            answer: dict[str, Any] = json.load(reply)
-            return answer
+            raw = reply.read()
+            return json.loads(raw) if raw else None
+
+    def admin(self, room: str, **settings: Any) -> dict[str, Any]:
+        """Creates or changes a room through the admin API."""
+        answer: dict[str, Any] = self.as_admin("PUT", f"/api/admin/rooms/{room}", settings)
+        return answer
 
     def site_key(self, room: str) -> str:
         """A new site key of ``room`` through the admin API (what counts stock)."""
-        request = urllib.request.Request(
-            f"{self.url}/api/admin/rooms/{room}/site-key",
-            data=b"{}",
-            method="POST",
-            headers={
-                "Authorization": f"Bearer {self.admin_token}",
-                "Content-Type": "application/json",
-            },
-        )
-        with urllib.request.urlopen(request, timeout=5) as reply:
-            return str(json.load(reply)["key"])
+        return str(self.as_admin("POST", f"/api/admin/rooms/{room}/site-key")["key"])
 
     def notice(self, room: str, text: str) -> None:
         """Sets the room's notice through the admin API."""
-        request = urllib.request.Request(
-            f"{self.url}/api/admin/rooms/{room}/notice",
-            data=json.dumps({"text": text}).encode(),
-            method="POST",
-            headers={
-                "Authorization": f"Bearer {self.admin_token}",
-                "Content-Type": "application/json",
-            },
-        )
-        urllib.request.urlopen(request, timeout=5).close()
+        self.as_admin("POST", f"/api/admin/rooms/{room}/notice", {"text": text})
 
     def delete(self, room: str) -> None:
         """Deletes a room through the admin API."""

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from webapp.domain.join_limits import ip_of
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
@@ -78,13 +80,8 @@ class TrustedProxyFix:
     def from_trusted(self, peer: str) -> bool:
         if not peer:
             return True  # a Unix socket: only local processes can connect
-        try:
-            address = ipaddress.ip_address(peer)
-        except ValueError:
-            return False
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        return any(address in network for network in self.trusted)
+        address = ip_of(peer)
+        return address is not None and any(address in network for network in self.trusted)
 
     def chosen(self, header: str) -> str:
         """The value ``ProxyFix`` takes from a header: the ``hops``-th from the right."""

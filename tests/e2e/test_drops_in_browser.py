@@ -5,10 +5,8 @@ told it will likely sell out, then that it did."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +15,6 @@ import visiting
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
-
-
-def admin_post(server: Any, path: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(
-        f"{server.url}/api/admin/rooms/{path}",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {server.admin_token}",
-                 "Content-Type": "application/json"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=5) as reply:
-        return json.load(reply)
 
 
 def shoot(page: Any, artifacts: Path, name: str) -> None:
@@ -99,7 +85,9 @@ def test_likely_to_sell_out_then_sold_out(
     expect(bea.get_by_text("Likely to sell out before your turn.")).to_be_visible()
     expect(bea.get_by_text("2 items left.")).to_be_visible()
     shoot(bea, artifacts, "likely-sold-out")
-    assert admin_post(server, f"{name}/stock", {"sold": 2, "request_id": "o-1"})["sold_out"]
+    assert server.as_admin(
+        "POST", f"/api/admin/rooms/{name}/stock", {"sold": 2, "request_id": "o-1"}
+    )["sold_out"]
     ended = bea.locator("[data-why=sold_out]")
     expect(ended).to_be_visible(timeout=20_000)  # within one poll
     expect(ended).to_contain_text("sold out before your turn")

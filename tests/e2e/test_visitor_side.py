@@ -4,10 +4,8 @@ moment, and axe-core on the waiting and room pages (light and dark, 390 and 1280
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -40,20 +38,6 @@ def waiting(page: Any, server: Any, room: str, name: str = "Bob") -> None:
 
 def line_length(server: Any, room: str) -> int:
     return int(server.api("GET", f"/api/rooms/{room}/qsize")["len"])
-
-
-def admin_post(server: Any, path: str) -> None:
-    request = urllib.request.Request(
-        f"{server.url}{path}",
-        data=b"{}",
-        method="POST",
-        headers={
-            "Authorization": f"Bearer {server.admin_token}",
-            "Content-Type": "application/json",
-        },
-    )
-    with urllib.request.urlopen(request, timeout=5) as reply:
-        json.load(reply)
 
 
 def shoot(page: Any, artifacts: Path, name: str) -> None:
@@ -151,7 +135,7 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     seat_taken(server, removed)
     waiting(bob, server, removed)
     code = bob.locator(".support .code").inner_text()
-    admin_post(server, f"/api/admin/rooms/{removed}/remove/{code}")
+    server.as_admin("POST", f"/api/admin/rooms/{removed}/remove/{code}")
     expect(bob.get_by_text("An organiser removed you.")).to_be_visible()
     expect(bob.get_by_role("button", name="Join again")).to_be_visible()
 
@@ -176,7 +160,7 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     kept = bob.get_by_text("The room is closed to new visitors. You keep your place")
     expect(kept).to_be_visible()
     code = bob.locator(".support .code").inner_text()
-    admin_post(server, f"/api/admin/rooms/{closed}/remove/{code}")
+    server.as_admin("POST", f"/api/admin/rooms/{closed}/remove/{code}")
     expect(bob.get_by_text("The room is closed to new visitors now")).to_be_visible()
     expect(bob.get_by_role("button", name="Join again")).to_have_count(0)
     expect(bob.get_by_role("link", name="Back to the lobby")).to_be_visible()

@@ -48,15 +48,24 @@ class Throttled(Exception):
         self.retry_after = retry_after
 
 
-def network_of(address: str) -> str:
-    """An address's network: its /24 (IPv4) or /64 (IPv6); the text itself if it is no
-    address (a unix socket's peer)."""
+def ip_of(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP address ``address`` names (an IPv4 one written as IPv6, ``::ffff:a.b.c.d``,
+    as IPv4), or None if it names none (a unix socket's peer)."""
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
-        return address
+        return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+        return ip.ipv4_mapped
+    return ip
+
+
+def network_of(address: str) -> str:
+    """An address's network: its /24 (IPv4) or /64 (IPv6); the text itself if it is no
+    address (a unix socket's peer)."""
+    ip = ip_of(address)
+    if ip is None:
+        return address
     bits = 24 if ip.version == 4 else 64
     return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))
 
