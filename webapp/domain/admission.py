@@ -42,7 +42,7 @@ from webapp.domain.challenge import Challenges
 from webapp.domain.emails import normalise_email
 from webapp.domain.entries import Entry
 from webapp.domain.identity import Customer, Identities, IdentityRequired
-from webapp.domain.join_limits import JoinLimits, Limit, Throttled, network_of
+from webapp.domain.join_limits import JoinLimits, Limit, network_of
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.refusals import KnownAddress
 from webapp.domain.reports import Reports
@@ -124,6 +124,21 @@ class PuzzleRequired(NamedTuple):
 Outcome = Joined | Rejoined | SignedUp | PuzzleRequired
 
 
+class Taken:
+    """What a join took on its way (its count under the limits, its identity token's
+    use, its pre-queue entry), given back if the join is refused after all."""
+
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], None]] = []
+
+    def add(self, undo: Callable[[], None]) -> None:
+        self._undo.append(undo)
+
+    def give_back(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+
 class Admission:
     """Decides every join (the module's docstring says in which order)."""
 
@@ -151,51 +166,77 @@ class Admission:
         self.clock = clock
 
     def join(self, request: JoinRequest) -> Outcome:
+        settings = self.lobby.settings(request.room)
+        if request.signup and settings.kind != "waitlist":
+            raise NotAWaitlist(f"{request.room} is not a waitlist")
+        taken = Taken()
+        try:
+            if settings.kind == "waitlist":
+                outcome = self._sign_up(request, settings, taken)
+            else:
+                outcome = self._join_live(request, settings, taken)
+        except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up is
+            raise
+        except Exception:
+            taken.give_back()
+            raise
+        if isinstance(outcome, PuzzleRequired):
+            taken.give_back()
+        return outcome
+
+    def _join_live(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         room = request.room
-        settings = self.lobby.settings(room)
-        waitlist = settings.kind == "waitlist"
-        if request.signup and not waitlist:
-            raise NotAWaitlist(f"{room} is not a waitlist")
-        if not waitlist and self._holds_live(room, request.held):
+        if self._holds_live(room, request.held):
             return Rejoined(str(request.held))
-        if not waitlist and request.identity and self.reports.holds(room, request.identity):
-            return Joined(self._engine(request))
-        customer = None if waitlist else self._customer(room, settings, request)
+        if request.identity and self.reports.holds(room, request.identity):
+            return Joined(self._engine(request))  # its own place, checked in
+        customer = self._customer(room, settings, request)
         if customer is not None:  # one place per customer: theirs, from any device
+            taken.add(lambda: self.identities.give_back(room, customer))
             request = replace(request, identity=customer.identity)
             if self.reports.holds(room, customer.identity):
                 return Joined(self._engine(request))
-        network = network_of(request.address)
-        try:
-            counted = self.limits.hit(
-                self._limits(request, network, waitlist), network, self.clock()
+        network = self._count(request, waitlist=False, taken=taken)
+        if not self._solved(room, settings, request):
+            return PuzzleRequired(self.challenge(room, settings))
+        if customer is None and self.drops.in_prequeue(room, settings, self.clock()):
+            # the pre-queue's caps (a customer holds one place, whatever its address)
+            entry = self.drops.take_prequeue_entry(
+                room, settings, request.address, network, self.clock()
             )
-        except Throttled:
-            self._unused(room, customer)
-            raise
-        entry = None
-        try:
-            # a browser that signed up here already solves no puzzle again
-            if not (waitlist and request.held) and not self._solved(room, settings, request):
-                self.limits.give_back(counted)
-                self._unused(room, customer)
-                return PuzzleRequired(self.challenge(room, settings))
-            if waitlist:
-                return SignedUp(self._sign_up(request))
-            if customer is None and self.drops.in_prequeue(room, settings, self.clock()):
-                # the pre-queue's caps (a customer holds one place, whatever its address)
-                entry = self.drops.take_prequeue_entry(
-                    room, settings, request.address, network, self.clock()
-                )
-            return Joined(self._engine(request))
-        except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up
-            raise
-        except Exception:
-            self.limits.give_back(counted)
-            self._unused(room, customer)
-            if entry is not None:
-                self.drops.give_back_prequeue_entry(entry)
-            raise
+            taken.add(lambda: self.drops.give_back_prequeue_entry(entry))
+        return Joined(self._engine(request))
+
+    def _sign_up(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
+        self._count(request, waitlist=True, taken=taken)
+        # a browser that signed up here already solves no puzzle again
+        if not request.held and not self._solved(request.room, settings, request):
+            return PuzzleRequired(self.challenge(request.room, settings))
+        return SignedUp(
+            self.waitlists.join(
+                request.room,
+                request.name,
+                request.email,
+                request.ref,
+                address=request.address,
+                device=request.device,
+                language=request.lang,
+            )
+        )
+
+    def _count(self, request: JoinRequest, waitlist: bool, taken: Taken) -> str:
+        """Counts the join under its limits (Throttled beyond one); its network."""
+        network = network_of(request.address)
+        policy = self.policy
+        limits = [
+            Limit("join-address", request.address, *policy.per_address),
+            Limit("join-network", network, *policy.per_network),
+        ]
+        if waitlist:
+            limits.append(Limit("signup-address", request.address, *policy.signups_per_address))
+        counted = self.limits.hit(limits, network, self.clock())
+        taken.add(lambda: self.limits.give_back(counted))
+        return network
 
     def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:
         """A fresh puzzle of the room, at its cost now (under auto: the busier, the more)."""
@@ -217,23 +258,8 @@ class Admission:
             raise IdentityRequired("this room takes joins from its site's signed-in customers")
         return None
 
-    def _unused(self, room: str, customer: Customer | None) -> None:
-        """A refused join's identity token counts as never used."""
-        if customer is not None:
-            self.identities.give_back(room, customer)
-
     def _holds_live(self, room: str, held: str | None) -> bool:
         return bool(held) and self.reports.ticket_state(room, str(held)) in LIVE
-
-    def _limits(self, request: JoinRequest, network: str, waitlist: bool) -> list[Limit]:
-        policy = self.policy
-        found = [
-            Limit("join-address", request.address, *policy.per_address),
-            Limit("join-network", network, *policy.per_network),
-        ]
-        if waitlist:
-            found.append(Limit("signup-address", request.address, *policy.signups_per_address))
-        return found
 
     def _solved(self, room: str, settings: RoomSettings, request: JoinRequest) -> bool:
         if not self.challenges.needed(room, settings):
@@ -250,15 +276,4 @@ class Admission:
             name=request.name,
             email=email,
             lang=request.lang if email else "",
-        )
-
-    def _sign_up(self, request: JoinRequest) -> Entry:
-        return self.waitlists.join(
-            request.room,
-            request.name,
-            request.email,
-            request.ref,
-            address=request.address,
-            device=request.device,
-            language=request.lang,
         )
