@@ -1,7 +1,7 @@
 """The admin panel's device cookies (issue 29): OWASP's defence against lockout by
 strangers ("Slow Down Online Guessing Attacks with Device Cookies").
 
-Wrong passwords are counted per account name and in all (``webapp.limits``), so anyone
+Wrong passwords are counted per account name and in all (``webapp.login_limits``), so anyone
 could lock an admin out of the panel by guessing at their name. After a successful login
 the browser gets a device cookie (``wr_admin_device``): signed with the app's secret
 (itsdangerous), naming the admin and a random id of its own, kept a year. A login

@@ -65,7 +65,8 @@ class Defaults:
     SESSION_COOKIE_SECURE = False  # True behind HTTPS: also sends Strict-Transport-Security
     # Wrong admin credentials allowed per client address (flask-limiter's notation)
     ADMIN_FAILURE_LIMIT = "10 per 15 minutes"
-    # Per-address limits (issue 25, webapp/limits.py), in flask-limiter's notation
+    # Per-address limits (issue 25: a join's in webapp/domain/admission.py, the admin
+    # login's in webapp/login_limits.py), in flask-limiter's notation
     JOIN_LIMIT = "20 per minute"  # joins and sign-ups per client address
     JOIN_NETWORK_LIMIT = "200 per minute"  # ... per /24 (IPv4) or /64 (IPv6)
     SIGNUP_LIMIT = "10 per hour"  # waitlist sign-ups per client address

@@ -56,7 +56,7 @@ class Services:
     reports: Reports
     lobby: Lobby
     chats: Chats
-    limits: ConnectionLimits
+    socket_limits: ConnectionLimits
     hub: Hub
     relay: RoomRelay
     chat_relay: ChatRelay
@@ -88,8 +88,10 @@ class Services:
         if self.chat_upkeep:
             self.chat_relay.start(self.chat_upkeep)
         self.revocations.start()
-        limits, clock = self.limits, self.clock
-        beat = run_every(limits.ttl / 3, lambda: limits.heartbeat(clock()), "conn-heartbeat")
+        socket_limits, clock = self.socket_limits, self.clock
+        beat = run_every(
+            socket_limits.ttl / 3, lambda: socket_limits.heartbeat(clock()), "conn-heartbeat"
+        )
         self._loops.append(beat)
 
     def stop(self) -> None:
@@ -150,7 +152,7 @@ def build(settings: Mapping[str, Any]) -> Services:
         reports=reports,
         lobby=lobby,
         chats=chats,
-        limits=ConnectionLimits(
+        socket_limits=ConnectionLimits(
             client,
             keys,
             scripts,

@@ -159,7 +159,7 @@ class Admission:
         self.visits = visits
         self.waitlists = waitlists
         self.challenges = challenges
-        self.limits = limits
+        self.join_limits = limits
         self.policy = policy
         self.identities = identities
         self.drops = visits.drops
@@ -234,8 +234,8 @@ class Admission:
         ]
         if waitlist:
             limits.append(Limit("signup-address", request.address, *policy.signups_per_address))
-        counted = self.limits.hit(limits, network, self.clock())
-        taken.add(lambda: self.limits.give_back(counted))
+        counted = self.join_limits.hit(limits, network, self.clock())
+        taken.add(lambda: self.join_limits.give_back(counted))
         return network
 
     def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:

@@ -162,7 +162,7 @@ class Reports:
 
     def holds(self, room: str, identity: str) -> bool:
         """Whether ``identity`` (a visitor, an idempotency key) holds a live ticket in the
-        room: its join would be a re-join (``webapp.limits`` does not count it)."""
+        room: its join would be a re-join (``webapp.domain.admission`` does not count it)."""
         if not valid_room_name(room):
             return False
         return bool(self.client.hexists(self.keys.room(room).identities, identity))

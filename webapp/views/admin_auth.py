@@ -38,8 +38,8 @@ from webapp.admin_devices import give_device
 from webapp.admin_session import REDIS_FAILED, PanelSession, PanelSessionInterface, in_panel
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins, AdminSessions, InvalidAccount, check_name, check_password
-from webapp.limits import password_limited
 from webapp.local_paths import is_local_path
+from webapp.login_limits import password_limited
 from webapp.security import (
     credential_failures,
     refused_credentials,

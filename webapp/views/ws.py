@@ -155,7 +155,7 @@ def room_socket(ws: Any, room: str) -> None:
 
 
 def limited_room(ws: Any, room: str) -> None:
-    limits = services().limits
+    limits = services().socket_limits
     visitor = str(session.get("vid", ""))
     clock = services().clock
     if not limits.acquire(visitor, clock()):
