@@ -1,20 +1,20 @@
 """A scheduled drop on the visitor's side (issue 24): what a room's page, a waiting page
 and the JSON API say of its schedule, its pre-queue and its stock; the draw's public
-record (``/rooms/<room>/draw``, ``.txt``, ``/api/rooms/<room>/draw``); the answers to a
-join before the pre-queue (409 ``not_open_yet``) and after a sell-out (410
-``sold_out``). The domain is ``webapp.domain.drops``."""
+record (``/rooms/<room>/draw``, ``.txt``, ``/api/rooms/<room>/draw``). The answers to a
+join before the pre-queue (409 ``not_open_yet``) and after a sell-out (410 ``sold_out``)
+are the room page's (``webapp.views.pages``). The domain is ``webapp.domain.drops``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from flask import Blueprint, abort, jsonify, render_template, request
+from flask import Blueprint, abort, render_template
 from flask.typing import ResponseReturnValue
 
 from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.drops import DrawRecord, Outlook, has_schedule, phase_at
-from webapp.domain.refusals import NotOpenYet, RoomNotFound, SoldOut
+from webapp.domain.refusals import RoomNotFound
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.domain.tickets import Ticket, public_id
 from webapp.services import Services
@@ -176,33 +176,3 @@ def draw_text(room: str) -> ResponseReturnValue:
             yield "".join(f"{i}\n" for i in ids[at : at + 1000])
 
     return lines(), 200, {"Content-Type": "text/plain; charset=utf-8"}
-
-
-@bp.app_errorhandler(NotOpenYet)
-def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
-    """A join before the pre-queue opens: 409 with the times; a page counts down."""
-    room = (request.view_args or {}).get("room", "")
-    try:
-        settings = lobby().settings(room)
-    except RoomNotFound:
-        settings = RoomSettings()
-    if request.path.startswith("/api/"):
-        body = {
-            "error": "not_open_yet",
-            "prequeue_at": iso_text(settings.prequeue_at),
-            "starts_at": iso_text(settings.starts_at),
-        }
-        return jsonify(body), 409
-    from webapp.views.place import join_card
-
-    return join_card(room, 409)
-
-
-@bp.app_errorhandler(SoldOut)
-def sold_out(error: SoldOut) -> ResponseReturnValue:
-    """A join once the stock is gone: 410 ``sold_out``; the room's page says so."""
-    if request.path.startswith("/api/"):
-        return jsonify(error="sold_out"), 410
-    from webapp.views.place import join_card
-
-    return join_card((request.view_args or {}).get("room", ""), 410)

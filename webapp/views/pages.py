@@ -14,14 +14,16 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response
 
 from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired
 from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid
 from webapp.domain.lobby import Place
+from webapp.domain.refusals import NotOpenYet, SoldOut
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
+from webapp.domain.settings import RoomSettings, iso_text
 from webapp.i18n import _
 from webapp.security import page_policy
 from webapp.views import admission, challenge_gate, lobby, place, visitor, visits
@@ -235,3 +237,30 @@ def is_waitlist(room: str) -> bool:
         return lobby().settings(room).kind == "waitlist"
     except RoomNotFound:
         return False
+
+
+# A drop's refusals of a join, for the API and the room's page alike (issue 24)
+@bp.app_errorhandler(NotOpenYet)
+def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
+    """A join before the pre-queue opens: 409 with the times; a page counts down."""
+    room = (request.view_args or {}).get("room", "")
+    try:
+        settings = lobby().settings(room)
+    except RoomNotFound:
+        settings = RoomSettings()
+    if request.path.startswith("/api/"):
+        body = {
+            "error": "not_open_yet",
+            "prequeue_at": iso_text(settings.prequeue_at),
+            "starts_at": iso_text(settings.starts_at),
+        }
+        return jsonify(body), 409
+    return place.join_card(room, 409)
+
+
+@bp.app_errorhandler(SoldOut)
+def sold_out(error: SoldOut) -> ResponseReturnValue:
+    """A join once the stock is gone: 410 ``sold_out``; the room's page says so."""
+    if request.path.startswith("/api/"):
+        return jsonify(error="sold_out"), 410
+    return place.join_card((request.view_args or {}).get("room", ""), 410)
