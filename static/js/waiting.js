@@ -2,7 +2,8 @@
    the title shows the position; "updated 12 s ago" ages between polls and turns into
    a warning when a poll fails (tried again soon, backing off); the wait as a clock time
    in the visitor's own zone and locale; offers to notify or beep when it is your turn;
-   then the "it's your turn" moment, and in. The poll itself is htmx (hx-get). */
+   then the "it's your turn" moment, and in. The poll itself is htmx (hx-get); it
+   replaces #line-status only, never the controls beside it (#while-waiting). */
 (function () {
   "use strict";
   var page = window.page, byId = page.byId, t = page.t, room = page.room;
@@ -57,8 +58,9 @@
     document.addEventListener("keydown", audioReady, { once: true });
   }
 
-  function offers(status) {
-    var offer = status.querySelector(".notify-offer");
+  // The controls outside the polled part (_while_waiting.html): set up once.
+  function offers(aside) {
+    var offer = aside.querySelector(".notify-offer");
     if (offer && "Notification" in window && Notification.permission === "default") {
       offer.hidden = false;
       byId("notify").addEventListener("click", function () {
@@ -66,7 +68,7 @@
       });
     }
     // (no id on it: htmx would carry a screenshot tool's style="" over to the new one)
-    var sound = status.querySelector(".sound-offer input");
+    var sound = aside.querySelector(".sound-offer input");
     if (sound && (window.AudioContext || window.webkitAudioContext)) {
       sound.closest(".sound-offer").hidden = false;
       sound.checked = soundWanted();
@@ -146,16 +148,28 @@
     step();
   }
 
+  // What the visitor uses while waiting shows in the states it serves: all of it
+  // while waiting, the parts that need a place in line not in a drop's pre-queue;
+  // it goes once the turn or the end has come (neither ever waits again).
+  function asideFor(state) {
+    var aside = byId("while-waiting");
+    if (!aside) { return; }
+    if (state !== "waiting" && state !== "prequeue") { aside.remove(); return; }
+    aside.querySelectorAll("[data-while]").forEach(function (part) {
+      part.hidden = part.dataset.while !== state;
+    });
+  }
+
   function setup() {
     var status = byId("line-status");
     clearTimeout(turnTimer);
     if (!status) { return; }
     var state = status.dataset.state;
+    asideFor(state);
     if (state === "waiting") {
       updatedAt = Date.now();
       failing = false;
       misses = 0;
-      offers(status);
       document.title = t("inLine", { position: status.dataset.position, room: room });
       var eta = status.querySelector(".eta");
       if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
@@ -174,5 +188,6 @@
   document.body.addEventListener("htmx:sendError", stale);
   document.body.addEventListener("htmx:responseError", stale);
   document.body.addEventListener("htmx:afterSwap", setup);
+  if (byId("while-waiting")) { offers(byId("while-waiting")); }
   setup();
 })();
