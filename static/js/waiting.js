@@ -6,7 +6,7 @@
    replaces #line-status only, never the controls beside it (#while-waiting). */
 (function () {
   "use strict";
-  var page = window.page, byId = page.byId, t = page.t, room = page.room;
+  var page = window.page, byId = page.byId, t = page.t, title = page.title;
   var TURN_MOMENT = page.config("turnMoment", 3);  // seconds "it's your turn" shows first
 
   var updatedAt = Date.now();
@@ -48,9 +48,9 @@
       tone.stop(audio.currentTime + at + 0.25);
     });
   }
-  function notify(title, text) {
+  function notify(heading, text) {
     if (!("Notification" in window) || Notification.permission !== "granted") { return; }
-    try { new Notification(title, { body: text }); }
+    try { new Notification(heading, { body: text }); }
     catch (e) { /* some browsers only notify from a service worker */ }
   }
   if (soundWanted()) {  // a sound needs a gesture first: the first click or key gives it
@@ -122,9 +122,9 @@
     var started = Date.now();
     var moment = TURN_MOMENT;
     var go = byId("turn-go"), held = byId("turn-left");
-    document.title = t("turnTitle", { room: room });
+    document.title = t("turnTitle", { room: title });
     beep();
-    if (document.hidden) { notify(t("turnNotify"), t("turnNotifyBody", { room: room })); }
+    if (document.hidden) { notify(t("turnNotify"), t("turnNotifyBody", { room: title })); }
     go.hidden = false;
     function step() {
       var remaining = left - (Date.now() - started) / 1000;
@@ -170,7 +170,7 @@
       updatedAt = Date.now();
       failing = false;
       misses = 0;
-      document.title = t("inLine", { position: status.dataset.position, room: room });
+      document.title = t("inLine", { position: status.dataset.position, room: title });
       var eta = status.querySelector(".eta");
       if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
         var at = new Date(Date.now() + 1000 * Number(status.dataset.wait));
@@ -181,7 +181,7 @@
     } else if (state === "turn") {
       yourTurn(status);
     } else if (state === "ended") {
-      document.title = t("endedTitle", { room: room });
+      document.title = t("endedTitle", { room: title });
     }
   }
 

@@ -1,11 +1,13 @@
 """The visitor's pages of issue 35, in a real browser against gunicorn: giving an email
-leaves the waiting page whole."""
+leaves the waiting page whole, and the room's title is what people read."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +96,44 @@ def test_giving_an_email_leaves_the_waiting_page_whole(server: Any, room: Any, p
     assert time.monotonic() - freed < 5.5
     expect(bob.get_by_role("heading", name=re.compile("^You are in"))).to_be_visible()
     assert errors == [], errors
+
+
+def admin_post(server: Any, path: str) -> None:
+    request = urllib.request.Request(
+        f"{server.url}{path}",
+        data=b"{}",
+        method="POST",
+        headers={
+            "Authorization": f"Bearer {server.admin_token}",
+            "Content-Type": "application/json",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=5) as reply:
+        json.load(reply)
+
+
+def test_people_read_the_rooms_title_not_its_address(server: Any, room: Any, person: Any) -> None:
+    """A room titled "Sneaker drop": the waiting page's tab, the turn screen, the room's
+    tab and heading and the live ended heading all say the title, never the address."""
+    name = room(capacity=1, dropout_seconds=30, grace_seconds=2, title="Sneaker drop")
+    holder = seat_taken(server, name)
+    bob = person()
+    visiting.enter(bob, server.url, name, "Bob")
+    expect(bob.locator("#line-status .big")).to_have_text("1")
+    expect(bob).to_have_title("Number 1 in line · Sneaker drop")
+    server.api("POST", f"/api/rooms/{name}/leave/{holder}")
+    expect(bob.locator("#line-status[data-state=turn]")).to_contain_text(
+        "A seat in Sneaker drop is free for you."
+    )
+    expect(bob).to_have_title("It's your turn! · Sneaker drop")
+    shoot(bob, "turn-title")
+    expect(bob.get_by_role("heading", name="You are in Sneaker drop")).to_be_visible()
+    expect(bob).to_have_title("Sneaker drop · Waiting room")
+    expect(bob.locator("#connection")).to_have_attribute("data-state", "live")
+    code = bob.locator(".support .code").inner_text()
+    admin_post(server, f"/api/admin/rooms/{name}/remove/{code}")
+    expect(bob.get_by_role("heading", name="Your seat in Sneaker drop has ended")).to_be_visible()
+    expect(bob.locator("#room-heading")).to_have_text("Sneaker drop")
+    expect(bob).to_have_title("Your seat has ended · Sneaker drop")
+    assert name not in bob.locator("main").inner_text()
+    shoot(bob, "room-ended-title")
