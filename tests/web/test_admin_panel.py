@@ -183,6 +183,20 @@ def test_the_room_page_has_every_setting_in_one_form(panel, rooms):
     assert 'placeholder="No limit"' in page
 
 
+def test_the_panel_says_how_long_an_emailed_offer_lasts(panel, rooms):
+    """The setting is on the form (in minutes or seconds), and the admit help says the
+    window of an offer to someone who gave an email beside the check-in window's."""
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 30})
+    page = panel.page(ROOM)
+    assert '<label for="setting-email_claim_seconds">Time to take an emailed seat</label>' in page
+    help_text = re.search(r'id="admit-count-help">(.*?)</p>', page, re.S)
+    assert help_text is not None
+    assert "has 30 seconds to take it (3 minutes for someone who gave an email)" in help_text[1]
+    response = panel.post(f"{ROOM}/settings", email_claim_seconds="300")
+    assert rooms.settings("hall").email_claim_seconds == 300
+    assert "5 minutes for someone who gave an email" in panel.flashed(response)
+
+
 def test_saving_settings_writes_only_what_changed(panel, rooms, reports):
     """The audit entry names the changed fields alone; the flash says old and new."""
     rooms.configure("hall", {"capacity": 5})

@@ -164,6 +164,14 @@ SETTINGS: tuple[Setting, ...] = (
             "an open room page (an API client's seat, renewed by each check-in).",
             600, 10, 86400, unit="seconds", group="presence", kinds=LIVE,
             units=("seconds", "minutes", "hours")),
+    # An open page takes its offer at once; this is for someone who gave an email and
+    # closed every page: the email's link takes the seat while the offer lasts.
+    Setting("email_claim_seconds", "Time to take an emailed seat", "A seat offered to "
+            "someone who gave an email is held this long, so they can take it with the "
+            "email's link after closing their pages (an open page takes its seat at once). "
+            "Never shorter than the check-in window.",
+            180, 5, 3600, unit="seconds", group="presence", kinds=LIVE,
+            units=("seconds", "minutes")),
     # A default, so that the first visitors of a new room see a wait (labelled as a first
     # estimate) rather than none until five stays are measured (docs/estimates.md).
     Setting("typical_stay_seconds", "Typical stay", "How long a person usually holds a "
@@ -315,6 +323,7 @@ class RoomSettings:
     max_checkin_seconds: int = DEFAULTS["max_checkin_seconds"]
     grace_seconds: int = DEFAULTS["grace_seconds"]
     session_seconds: int = DEFAULTS["session_seconds"]
+    email_claim_seconds: int = DEFAULTS["email_claim_seconds"]
     typical_stay_seconds: int | None = DEFAULTS["typical_stay_seconds"]
     opens_at: int | None = DEFAULTS["opens_at"]
     prequeue_at: int | None = DEFAULTS["prequeue_at"]
