@@ -107,7 +107,8 @@
     if (!failing && announce) { announce.textContent = t("lostSaid"); }  // said once
     failing = true;
     tick();
-    if (!status || status.dataset.state !== "waiting") { return; }
+    var polled = status && (status.dataset.state === "waiting" || status.dataset.state === "prequeue");
+    if (!polled) { return; }
     misses += 1;
     var cap = Math.min(5000, 500 * Number(status.dataset.poll || 10));
     var delay = Math.min(cap, 1000 * Math.pow(2, misses - 1)) * (0.5 + Math.random() / 2);
@@ -166,10 +167,13 @@
     if (!status) { return; }
     var state = status.dataset.state;
     asideFor(state);
-    if (state === "waiting") {
+    if (state === "waiting" || state === "prequeue") {  // a poll's answer: fresh
       updatedAt = Date.now();
       failing = false;
       misses = 0;
+      tick();
+    }
+    if (state === "waiting") {
       document.title = t("inLine", { position: status.dataset.position, room: title });
       var eta = status.querySelector(".eta");
       if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
@@ -177,7 +181,6 @@
         eta.textContent = t("around", { time: page.clock(at) });
         eta.hidden = false;
       }
-      tick();
     } else if (state === "turn") {
       yourTurn(status);
     } else if (state === "ended") {
