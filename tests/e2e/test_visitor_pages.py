@@ -137,3 +137,20 @@ def test_people_read_the_rooms_title_not_its_address(server: Any, room: Any, per
     expect(bob).to_have_title("Your seat has ended · Sneaker drop")
     assert name not in bob.locator("main").inner_text()
     shoot(bob, "room-ended-title")
+
+
+def test_the_room_page_says_a_seat_is_being_offered(server: Any, room: Any, person: Any) -> None:
+    """The one seat is offered to someone whose page is closed: a newcomer to the room,
+    which looks full with nobody waiting, is told why and for how long at most."""
+    name = room(capacity=1, dropout_seconds=30)
+    holder = seat_taken(server, name)
+    waiter = server.api("POST", f"/api/rooms/{name}/join")
+    assert waiter["status"] == "waiting"
+    server.api("POST", f"/api/rooms/{name}/leave/{holder}")  # the seat goes to the waiter
+    cy = person()
+    cy.goto(f"{server.url}/rooms/{name}")
+    said = cy.locator(".join-card .offered")
+    expect(said).to_contain_text("A seat is being offered to someone who was waiting.")
+    expect(said).to_contain_text(re.compile(r"within (\d+|30) seconds?, it goes to the next"))
+    shoot(cy, "join-offered")
+    assert serious(cy) == []

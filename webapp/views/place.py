@@ -183,6 +183,13 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
     enters = enters and (drop is None or drop.phase == "open")
     guess = None if enters else lobby().back_of_line(room, summary.waiting)
+    # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
+    # why a joiner waits; say so, and for how long at most (issue 35)
+    offered = None
+    if not enters and not summary.waiting and summary.status == "open":
+        offers = reports().offers(room)
+        if offers.ends is not None:
+            offered = max(round(offers.ends - lobby().now()), 1)
     context = {
         "room": room,
         "settings": settings,
@@ -194,6 +201,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "error": error,
         "challenge": summary.status != "closed" and challenge_gate.required(room),
         "drop": drop,
+        "offered": offered,
     }
     return no_store(render_template("join.html", **context)), status
 
