@@ -7,7 +7,9 @@ import csv
 import io
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from flask import Flask
@@ -516,6 +518,25 @@ def test_estimate_accuracy_with_its_chart(panel, rooms, visits, clock):
     assert "17 %" in table and "100 %" in table  # |100 - 120| / 120; 120 inside 80-150
     scatter = page[page.index("Estimated against actual wait") :]
     assert scatter.count('<circle class="dot-point"') == 1
+
+
+def test_every_panel_time_is_in_the_admins_zone(panel, rooms, visits, clock):
+    """With the admin's zone known (Europe/Berlin), "Figures as of", the charts' times
+    and the audit log are in it, named, with UTC on hover; nothing says UTC alone."""
+    panel.client.set_cookie("panel_tz", "Europe/Berlin", path="/admin")
+    rooms.configure("hall", {"capacity": 1}, who="ada")
+    line_of(visits, 2)
+    at = clock()
+    berlin = datetime.fromtimestamp(at, ZoneInfo("Europe/Berlin"))
+    page = panel.page(ROOM)
+    figures = re.search(r"Figures as of (<time[^>]*>[^<]*</time>)", page)
+    assert figures is not None
+    assert f">{berlin:%H:%M} {berlin:%Z}</time>" in figures[1]
+    assert f'title="{datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S} UTC"' in figures[1]
+    assert "(UTC)" not in page and "Times in UTC" not in page
+    assert re.search(r'<th scope="row"><time [^>]*>\d\d:\d\d C[E]S?T</time></th>', page)
+    audit = panel.page(f"{ROOM}/audit")
+    assert f">{berlin:%Y-%m-%d %H:%M}" in audit and "times in UTC" not in audit
 
 
 def test_the_audit_log_filters_and_exports(panel, rooms, visits, reports):
