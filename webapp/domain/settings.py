@@ -204,9 +204,9 @@ SETTINGS: tuple[Setting, ...] = (
             "end.",
             None, 0, 4_102_444_800, nullable=True, unit="Unix time", group="drop",
             kinds=LIVE, moment=True, iso=True, blank="no end"),
-    Setting("ends_at_clears_line", "End clears the line", "1: at the end time everyone "
-            "still waiting (or in the pre-queue) loses their place, told the event has "
-            "ended. 0: they are still served.",
+    Setting("ends_at_clears_line", "End clears the line", "On (1 in the API): at the end "
+            "time everyone still waiting (or in the pre-queue) loses their place, told the "
+            "event has ended. Off (0): they are still served.",
             0, 0, 1, group="drop", kinds=LIVE, flag=True),
     Setting("stock", "Stock left", "How many items are left to sell. Waiting pages warn "
             "when the people ahead are likely to buy them all; at 0 the room is sold out "
