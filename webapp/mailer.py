@@ -331,8 +331,10 @@ def compose(
     """The email of one outbox message, in the entry's language, text and HTML."""
     kind, entry = fields.get("kind", "admitted"), fields["entry"]
     lang = fields.get("lang", "") if fields.get("lang") in LANGUAGES else DEFAULT
+    settings = rooms.settings(room) or RoomSettings()
+    title = settings.title or room  # what people read: the title, the address without one
     context: dict[str, object] = {
-        "room": room,
+        "room": title,
         "name": fields.get("name", ""),
         "lang": lang,
         "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
@@ -349,7 +351,7 @@ def compose(
         admitted = float(fields.get("at") or now)
         until = float(fields.get("until") or 0)
         if not until:  # a message from before deadlines were kept
-            until = admitted + (rooms.settings(room) or RoomSettings()).claim_seconds
+            until = admitted + settings.claim_seconds
         token = sign_claim(s.secret, room, entry, until, 0, kind)
         context["link"] = claim_url(s.public_url, token)
         # "2 hours", "2 Stunden", "2 horas": Babel writes the window in the language
@@ -362,7 +364,7 @@ def compose(
         )
     message = EmailMessage()
     subject = translations_for(lang).gettext(SUBJECTS.get(kind, "%(room)s"))
-    message["Subject"] = subject % {"room": room}
+    message["Subject"] = subject % {"room": title}
     message["From"] = s.mail_from
     message["To"] = fields["email"]
     message["Date"] = formatdate(localtime=False)

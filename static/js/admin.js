@@ -41,7 +41,8 @@
     body.addEventListener("htmx:afterSwap", function () { pollState(true); });
     body.addEventListener("htmx:afterSettle", function (event) {
       var line = document.getElementById("line");
-      if (event.detail.target.id === "line" && line && !line.contains(document.activeElement)) {
+      var target = event.detail && event.detail.target;  // none on a history restore
+      if (target && target.id === "line" && line && !line.contains(document.activeElement)) {
         var caption = document.getElementById("line-caption") || document.getElementById("line-title");
         if (caption) { caption.setAttribute("tabindex", "-1"); caption.focus(); }
       }

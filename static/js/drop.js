@@ -2,7 +2,9 @@
    datetime> beside a time shows what is left ("in 1:02:03"), once a second. At zero a
    join card (data-reload) asks the server again, which then offers the join; a waiting
    page in the pre-queue checks in a moment after the start, so its place shows at once.
-   Without JavaScript the time alone is shown, in UTC. */
+   Without JavaScript the time alone is shown, in UTC. A poll's new part is counted at
+   once (not up to a second later, blank meanwhile), and every page ticks at the turn
+   of the clock's second, so two pages of one browser never show times a second apart. */
 (function () {
   "use strict";
   function pad(n) { return (n < 10 ? "0" : "") + n; }
@@ -35,6 +37,10 @@
       }
     }
   }
-  tick();
-  setInterval(tick, 1000);
+  function everySecond() {
+    tick();
+    setTimeout(everySecond, 1000 - Date.now() % 1000 + 10);  // just past the next second
+  }
+  everySecond();
+  document.addEventListener("htmx:afterSwap", tick);
 })();

@@ -2,7 +2,9 @@
    - remembers the browser's zone in the cookie panel_tz, so the next page is drawn in it;
    - a form drawn in another zone (the first visit, or UTC) is moved to this one: each
      date and time from its data-utc, the words naming the zone, the hidden `tz`;
-   - beside each date and time, the moment in UTC as it is typed.
+   - beside each date and time, the moment in UTC as it is typed;
+   - a time shown on a page drawn in another zone (<time data-panel-time>, the first
+     visit) is redrawn in this one, as the server draws it: "2026-05-01 16:02:00 CEST".
    Without this script the panel's times are UTC, and its forms say so. */
 (function () {
   "use strict";
@@ -39,7 +41,29 @@
     tz.value = zone;
   }
 
+  function zoneWord(date) {
+    try {
+      var parts = new Intl.DateTimeFormat("en-GB", { timeZone: zone, timeZoneName: "short" }).formatToParts(date);
+      return parts.filter(function (part) { return part.type === "timeZoneName"; })[0].value;
+    } catch (e) { return zone; }
+  }
+
+  function redraw(scope) {
+    scope.querySelectorAll("time[data-panel-time]").forEach(function (time) {
+      if (time.dataset.zone === zone) { return; }
+      var date = new Date(time.getAttribute("datetime"));
+      if (isNaN(date)) { return; }
+      var text = localValue(date).replace("T", " ");
+      if (time.dataset.panelTime === "minutes") { text = text.slice(11, 16); }
+      else if (text.length === 16) { text += ":00"; }
+      time.textContent = text + " " + zoneWord(date);
+      time.dataset.zone = zone;
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    redraw(document);
+    document.body.addEventListener("htmx:afterSwap", function () { redraw(document); });
     document.querySelectorAll("form input[name=tz]").forEach(function (tz) {
       if (tz.value !== zone) { moveForm(tz); }
       tz.form.querySelectorAll("input[type=datetime-local]").forEach(function (input) {

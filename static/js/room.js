@@ -6,7 +6,7 @@
    "socket.close" are told too. The close codes come from the server (js-config). */
 (function () {
   "use strict";
-  var page = window.page, byId = page.byId, t = page.t, room = page.room;
+  var page = window.page, byId = page.byId, t = page.t, title = page.title;
   var body = document.body;
   var CLOSE_TOO_MANY = page.config("closeTooMany", 4008);  // over the open-socket cap
   var CLOSE_TRY_AGAIN = page.config("closeTryAgain", 1013);  // briefly unavailable
@@ -79,14 +79,14 @@
         if (byId("room-live")) { return endedAlert(frame); }  // the request failed
         var heading = byId("room-heading"), name = document.createElement("span");
         name.className = "room-name";
-        name.textContent = room;
+        name.textContent = title;
         heading.replaceChildren(name);
         connection.hidden = true;
-        document.title = t("seatEndedTitle", { room: room });
-        var title = document.querySelector("#line-status h2");
-        if (title) {
-          title.tabIndex = -1;
-          title.focus();
+        document.title = t("seatEndedTitle", { room: title });
+        var said = document.querySelector("#line-status h2");
+        if (said) {
+          said.tabIndex = -1;
+          said.focus();
         }
       }, function () { endedAlert(frame); });
   }
@@ -162,9 +162,9 @@
   function welcome() {
     if (!body.dataset.welcome || !document.hidden) { return; }
     var title = document.title;
-    document.title = t("title_your_turn", { room: room });
+    document.title = t("title_your_turn", { room: title });
     if ("Notification" in window && Notification.permission === "granted") {
-      try { new Notification(t("your_turn"), { body: t("your_turn_body", { room: room }) }); }
+      try { new Notification(t("your_turn"), { body: t("your_turn_body", { room: title }) }); }
       catch (e) { /* some browsers only notify from a service worker */ }
     }
     document.addEventListener("visibilitychange", function restore() {

@@ -99,6 +99,8 @@
 
   window.page = {
     byId: byId, t: t, tn: tn, number: number, clock: clock, config: config,
-    locale: LOCALE, room: document.body && document.body.dataset.room
+    locale: LOCALE, room: document.body && document.body.dataset.room,
+    // what people read: the room's title (its address when it has none)
+    title: document.body && (document.body.dataset.roomTitle || document.body.dataset.room)
   };
 })();

@@ -2,10 +2,11 @@
    the title shows the position; "updated 12 s ago" ages between polls and turns into
    a warning when a poll fails (tried again soon, backing off); the wait as a clock time
    in the visitor's own zone and locale; offers to notify or beep when it is your turn;
-   then the "it's your turn" moment, and in. The poll itself is htmx (hx-get). */
+   then the "it's your turn" moment, and in. The poll itself is htmx (hx-get); it
+   replaces #line-status only, never the controls beside it (#while-waiting). */
 (function () {
   "use strict";
-  var page = window.page, byId = page.byId, t = page.t, room = page.room;
+  var page = window.page, byId = page.byId, t = page.t, title = page.title;
   var TURN_MOMENT = page.config("turnMoment", 3);  // seconds "it's your turn" shows first
 
   var updatedAt = Date.now();
@@ -47,9 +48,9 @@
       tone.stop(audio.currentTime + at + 0.25);
     });
   }
-  function notify(title, text) {
+  function notify(heading, text) {
     if (!("Notification" in window) || Notification.permission !== "granted") { return; }
-    try { new Notification(title, { body: text }); }
+    try { new Notification(heading, { body: text }); }
     catch (e) { /* some browsers only notify from a service worker */ }
   }
   if (soundWanted()) {  // a sound needs a gesture first: the first click or key gives it
@@ -57,8 +58,9 @@
     document.addEventListener("keydown", audioReady, { once: true });
   }
 
-  function offers(status) {
-    var offer = status.querySelector(".notify-offer");
+  // The controls outside the polled part (_while_waiting.html): set up once.
+  function offers(aside) {
+    var offer = aside.querySelector(".notify-offer");
     if (offer && "Notification" in window && Notification.permission === "default") {
       offer.hidden = false;
       byId("notify").addEventListener("click", function () {
@@ -66,7 +68,7 @@
       });
     }
     // (no id on it: htmx would carry a screenshot tool's style="" over to the new one)
-    var sound = status.querySelector(".sound-offer input");
+    var sound = aside.querySelector(".sound-offer input");
     if (sound && (window.AudioContext || window.webkitAudioContext)) {
       sound.closest(".sound-offer").hidden = false;
       sound.checked = soundWanted();
@@ -105,7 +107,8 @@
     if (!failing && announce) { announce.textContent = t("lostSaid"); }  // said once
     failing = true;
     tick();
-    if (!status || status.dataset.state !== "waiting") { return; }
+    var polled = status && (status.dataset.state === "waiting" || status.dataset.state === "prequeue");
+    if (!polled) { return; }
     misses += 1;
     var cap = Math.min(5000, 500 * Number(status.dataset.poll || 10));
     var delay = Math.min(cap, 1000 * Math.pow(2, misses - 1)) * (0.5 + Math.random() / 2);
@@ -120,9 +123,9 @@
     var started = Date.now();
     var moment = TURN_MOMENT;
     var go = byId("turn-go"), held = byId("turn-left");
-    document.title = t("turnTitle", { room: room });
+    document.title = t("turnTitle", { room: title });
     beep();
-    if (document.hidden) { notify(t("turnNotify"), t("turnNotifyBody", { room: room })); }
+    if (document.hidden) { notify(t("turnNotify"), t("turnNotifyBody", { room: title })); }
     go.hidden = false;
     function step() {
       var remaining = left - (Date.now() - started) / 1000;
@@ -146,33 +149,48 @@
     step();
   }
 
+  // What the visitor uses while waiting shows in the states it serves: all of it
+  // while waiting, the parts that need a place in line not in a drop's pre-queue;
+  // it goes once the turn or the end has come (neither ever waits again).
+  function asideFor(state) {
+    var aside = byId("while-waiting");
+    if (!aside) { return; }
+    if (state !== "waiting" && state !== "prequeue") { aside.remove(); return; }
+    aside.querySelectorAll("[data-while]").forEach(function (part) {
+      part.hidden = part.dataset.while !== state;
+    });
+  }
+
   function setup() {
     var status = byId("line-status");
     clearTimeout(turnTimer);
     if (!status) { return; }
     var state = status.dataset.state;
-    if (state === "waiting") {
+    asideFor(state);
+    if (state === "waiting" || state === "prequeue") {  // a poll's answer: fresh
       updatedAt = Date.now();
       failing = false;
       misses = 0;
-      offers(status);
-      document.title = t("inLine", { position: status.dataset.position, room: room });
+      tick();
+    }
+    if (state === "waiting") {
+      document.title = t("inLine", { position: status.dataset.position, room: title });
       var eta = status.querySelector(".eta");
       if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
         var at = new Date(Date.now() + 1000 * Number(status.dataset.wait));
         eta.textContent = t("around", { time: page.clock(at) });
         eta.hidden = false;
       }
-      tick();
     } else if (state === "turn") {
       yourTurn(status);
     } else if (state === "ended") {
-      document.title = t("endedTitle", { room: room });
+      document.title = t("endedTitle", { room: title });
     }
   }
 
   document.body.addEventListener("htmx:sendError", stale);
   document.body.addEventListener("htmx:responseError", stale);
   document.body.addEventListener("htmx:afterSwap", setup);
+  if (byId("while-waiting")) { offers(byId("while-waiting")); }
   setup();
 })();

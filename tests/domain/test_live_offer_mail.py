@@ -37,6 +37,28 @@ def test_an_offered_seat_is_mailed_once_with_a_link_until_its_deadline(rooms, cl
     link = next(w for w in text.split() if w.startswith("https://w.example/claim/"))
     claim = verify_claim(SECRET, link.rsplit("/", 1)[1], clock())
     assert (claim.room, claim.entry, claim.kind) == (ROOM, waiter.token, "offered")
-    assert claim.expires == pytest.approx(clock() + 60, abs=1)
+    # the offer to someone who gave an email lasts email_claim_seconds (180 s by default)
+    assert claim.expires == pytest.approx(clock() + 180, abs=1)
     with pytest.raises(ClaimRefused):
-        verify_claim(SECRET, link.rsplit("/", 1)[1], clock() + 61)
+        verify_claim(SECRET, link.rsplit("/", 1)[1], clock() + 181)
+
+
+def test_the_offer_email_names_the_room_by_its_title(rooms, smtp):
+    """A room titled "Sneaker drop" is named so in the subject and the body, never by
+    its address."""
+    handler, port = smtp
+    rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 60, "title": "Sneaker drop"})
+    first = rooms.join(ROOM, name="First")
+    waiter = rooms.join(ROOM, name="Ada", email="ada@example.org", lang="en")
+    rooms.leave(ROOM, first.token)
+    rooms.check_in(ROOM, waiter.token)
+    mailer = mailer_of(rooms, port, secret=SECRET)
+    while mailer.run_once():
+        pass
+    [message] = handler.messages
+    assert str(make_header(decode_header(message["Subject"]))) == (
+        "A seat is free for you: Sneaker drop"
+    )
+    text, html = (p.get_payload(decode=True).decode() for p in message.get_payload())
+    assert "A seat in Sneaker drop is free for you now." in text
+    assert "<strong>Sneaker drop</strong>" in html

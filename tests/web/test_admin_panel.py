@@ -7,7 +7,9 @@ import csv
 import io
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from flask import Flask
@@ -181,6 +183,20 @@ def test_the_room_page_has_every_setting_in_one_form(panel, rooms):
     assert '<select id="setting-admission_mode" name="admission_mode"' in page
     assert '<option value="manual">Manual</option>' in page
     assert 'placeholder="No limit"' in page
+
+
+def test_the_panel_says_how_long_an_emailed_offer_lasts(panel, rooms):
+    """The setting is on the form (in minutes or seconds), and the admit help says the
+    window of an offer to someone who gave an email beside the check-in window's."""
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 30})
+    page = panel.page(ROOM)
+    assert '<label for="setting-email_claim_seconds">Time to take an emailed seat</label>' in page
+    help_text = re.search(r'id="admit-count-help">(.*?)</p>', page, re.S)
+    assert help_text is not None
+    assert "has 30 seconds to take it (3 minutes for someone who gave an email)" in help_text[1]
+    response = panel.post(f"{ROOM}/settings", email_claim_seconds="300")
+    assert rooms.settings("hall").email_claim_seconds == 300
+    assert "5 minutes for someone who gave an email" in panel.flashed(response)
 
 
 def test_saving_settings_writes_only_what_changed(panel, rooms, reports):
@@ -504,6 +520,25 @@ def test_estimate_accuracy_with_its_chart(panel, rooms, visits, clock):
     assert scatter.count('<circle class="dot-point"') == 1
 
 
+def test_every_panel_time_is_in_the_admins_zone(panel, rooms, visits, clock):
+    """With the admin's zone known (Europe/Berlin), "Figures as of", the charts' times
+    and the audit log are in it, named, with UTC on hover; nothing says UTC alone."""
+    panel.client.set_cookie("panel_tz", "Europe/Berlin", path="/admin")
+    rooms.configure("hall", {"capacity": 1}, who="ada")
+    line_of(visits, 2)
+    at = clock()
+    berlin = datetime.fromtimestamp(at, ZoneInfo("Europe/Berlin"))
+    page = panel.page(ROOM)
+    figures = re.search(r"Figures as of (<time[^>]*>[^<]*</time>)", page)
+    assert figures is not None
+    assert f">{berlin:%H:%M} {berlin:%Z}</time>" in figures[1]
+    assert f'title="{datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S} UTC"' in figures[1]
+    assert "(UTC)" not in page and "Times in UTC" not in page
+    assert re.search(r'<th scope="row"><time [^>]*>\d\d:\d\d C[E]S?T</time></th>', page)
+    audit = panel.page(f"{ROOM}/audit")
+    assert f">{berlin:%Y-%m-%d %H:%M}" in audit and "times in UTC" not in audit
+
+
 def test_the_audit_log_filters_and_exports(panel, rooms, visits, reports):
     """Every entry with time, kind, who, code, name, detail; a kind filter; CSV as the API."""
     rooms.configure("hall", {"capacity": 1}, who="ada")
@@ -524,8 +559,26 @@ def test_the_audit_log_filters_and_exports(panel, rooms, visits, reports):
     assert export.mimetype == "text/csv"
     assert export.headers["Content-Disposition"] == 'attachment; filename="audit-hall.csv"'
     rows = list(csv.reader(io.StringIO(export.get_data(as_text=True))))
-    assert rows[0] == list(AuditEntry._fields)
-    assert len(rows) == 2 and rows[1][2:] == ["notice", "bob", "", "", "'=cmd()", ""]
+    assert rows[0] == ["Time", "Kind", "Who", "Support code", "Name", "Detail", "Customer"]
+    assert len(rows) == 2 and rows[1][1:] == ["Notice broadcast", "bob", "", "", "'=cmd()", ""]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", rows[1][0])
+
+
+def test_the_audit_csv_speaks_as_the_panel(panel, rooms, visits):
+    """ISO 8601 times in the admin's zone, the kinds and details in the panel's words
+    and units: "Room created", "Capacity 1; Check-in window 45 seconds", never a
+    Unix time or a JSON array of internal names."""
+    panel.client.set_cookie("panel_tz", "Europe/Berlin", path="/admin")
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 45}, who="ada")
+    line_of(visits, 1)
+    export = panel.client.get(f"{ROOM}/audit.csv")
+    rows = list(csv.reader(io.StringIO(export.get_data(as_text=True))))
+    by_kind = {row[1]: row for row in rows[1:]}
+    created = by_kind["Room created"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00", created[0])
+    assert "Capacity 1" in created[5] and "[" not in created[5]
+    assert "Check-in window 45 seconds" in created[5]
+    assert by_kind["Admitted"][5] == "on joining (a seat was free)"
 
 
 @pytest.mark.parametrize("path", [ROOM, f"{ROOM}?page=2", f"{ROOM}/audit", f"{ROOM}/audit.csv",
@@ -569,3 +622,53 @@ def test_a_line_chart_breaks_at_missing_samples():
     empty = charts.line_chart(times, [None] * 5, "In line")
     assert "<polyline" not in empty.svg and empty.summary == "No samples yet."
     assert [charts.nice_ceiling(v) for v in (0, 3, 12, 51)] == [1.0, 5.0, 20.0, 100.0]
+
+
+# -- issue 35: the panel's own words ----------------------------------------------
+
+
+def test_end_clears_the_line_is_a_checkbox(panel, rooms):
+    """A yes or no is a checkbox: ticked saves 1 ("off → on"), unticked saves 0."""
+    rooms.configure("hall", {"capacity": 1})
+    page = panel.page(ROOM)
+    box = re.search(r'<input id="setting-ends_at_clears_line"[^>]*>', page)
+    assert box is not None and 'type="checkbox"' in box[0] and "checked" not in box[0]
+    ticked = panel.post(f"{ROOM}/settings", ends_at_clears_line=["1", "0"])
+    assert "End clears the line off → on" in panel.flashed(ticked)
+    assert rooms.settings("hall").ends_at_clears_line == 1
+    assert (
+        "checked"
+        in re.search(r'<input id="setting-ends_at_clears_line"[^>]*>', panel.page(ROOM))[0]
+    )
+    unticked = panel.post(f"{ROOM}/settings", ends_at_clears_line="0")
+    assert "End clears the line on → off" in panel.flashed(unticked)
+    assert rooms.settings("hall").ends_at_clears_line == 0
+
+
+def test_an_offer_says_its_whole_window(panel, rooms, visits):
+    """An offer's time left is shown with its window, as the help says it: one truth."""
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 30})
+    first, _ = line_of(visits, 2)
+    visits.end("hall", first.token)
+    page = panel.page(ROOM)
+    assert "each has the check-in window (30 seconds)" in page
+    assert re.search(r'data-label="Lapses in">\d+ s of 30 s<', page)
+
+
+@pytest.mark.parametrize("path", ["/admin/", ROOM, f"{ROOM}/audit"])
+def test_every_panel_page_says_mail_cannot_be_sent(panel, rooms, app, path):
+    """While no SMTP server answers (or no mailer checks), every panel page says so."""
+    from tests.web.conftest import mailer_says
+
+    rooms.configure("hall", {})
+    assert "no mailer has checked its SMTP server lately" in panel.page(path)
+    mailer_says(app, ok=False, error="connection refused")
+    assert "Mail cannot be sent: no SMTP server answers at 127.0.0.1:25" in panel.page(path)
+    mailer_says(app, ok=True)
+    assert "Mail cannot be sent" not in panel.page(path)
+
+
+def test_the_empty_lobby_names_the_panel(app):
+    """No rooms yet: the lobby says they are made in the admin panel (linked) or the API."""
+    page = app.test_client().get("/").get_data(as_text=True)
+    assert 'in the admin panel (<a href="/admin/">/admin/</a>) or through the API' in page

@@ -74,3 +74,11 @@ def test_expired_and_tampered_links_change_nothing(visitor, offered, clock, app)
     assert post(visitor, expired).status_code == 410
     assert post(visitor, link(offered, clock)[:-3] + "xyz").status_code == 400
     assert state(app, offered) == "offered"
+
+
+def test_the_claim_page_names_the_room_by_its_title(visitor, offered, clock, app):
+    """The email's link opens a page that says the room's title, not its address."""
+    app.extensions["services"].rooms.configure(ROOM, {"title": "Sneaker drop"})
+    page = visitor.get(link(offered, clock)).get_data(as_text=True)
+    assert 'Your place in <span class="room-name">Sneaker drop</span> has come up' in page
+    assert ">live<" not in page

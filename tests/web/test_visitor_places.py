@@ -181,7 +181,9 @@ def test_the_room_pages_reload_never_joins_again(
     engine.leave("hall", token, why="removed")
     page = ann.get(f"/rooms/hall?t={found.group(1)}&seat=1")
     text = page.get_data(as_text=True)
-    assert page.status_code == 410 and "Your seat in hall has ended" in text
+    assert (
+        page.status_code == 200 and "Your seat in hall has ended" in text
+    )  # the room's page: there
     assert reports.summary("hall").active == 0  # type: ignore[union-attr]
 
 
@@ -218,7 +220,9 @@ def test_going_in_after_the_offer_lapsed_is_told_not_rejoined(
     engine.leave("hall", token, why="unclaimed")
     page = bob.get(f"/rooms/hall?t={mine}")
     text = page.get_data(as_text=True)
-    assert page.status_code == 410 and "it was not taken before the offer ran out" in text
+    assert (
+        page.status_code == 200 and "it was not taken before the offer ran out" in text
+    )  # the room's page: there
     assert reports.summary("hall").waiting == 0  # type: ignore[union-attr]
 
 

@@ -19,6 +19,7 @@ from webapp.domain.tickets import Participant, RoomSummary, valid_room_name
 from webapp.redis.replies import record, text, texts
 
 PAGE = 50  # people per page of the line
+OFFER_LOOK = 20  # seats due soonest that offers() looks at (an offer's deadline is near)
 FIGURES = ("w", "s", "joined", "admitted", "ended_dropped", "ended_left")
 
 
@@ -35,6 +36,14 @@ class Person(NamedTuple):
     since: float  # when seated (0 while waiting)
     connected: bool  # a room socket is open (seated people only)
     customer: str = ""  # the site's id of its customer, in a room of one place per person
+
+
+class Offers(NamedTuple):
+    """Seats offered to people from the line and not yet taken: how many, and when the
+    first of them goes to the next in line unless taken (lease clock; None: none)."""
+
+    seats: int
+    ends: float | None
 
 
 class LinePage(NamedTuple):
@@ -175,6 +184,24 @@ class Reports:
             return None
         score = self.client.zscore(self.keys.room(room).seats, token)
         return None if score is None else float(score)
+
+    def offers(self, room: str) -> Offers:
+        """The seats offered and not yet taken, among the OFFER_LOOK due soonest (an
+        offer lasts the check-in window, or email_claim_seconds: it is due before most
+        held seats), so a room that looks full with nobody waiting can say why."""
+        if not valid_room_name(room):
+            return Offers(0, None)
+        keys = self.keys.room(room)
+        due = self.client.zrange(keys.seats, 0, OFFER_LOOK - 1, withscores=True)
+        if not due:
+            return Offers(0, None)
+        raws = self.client.hmget(keys.tickets, [token for token, _ in due])
+        ends = [
+            float(score)
+            for (_, score), raw in zip(due, raws, strict=True)
+            if raw is not None and record(raw).get("st") == "offered"
+        ]
+        return Offers(len(ends), min(ends) if ends else None)
 
     def email_of(self, room: str, token: str) -> str:
         """The email a ticket is told at ("" if none)."""

@@ -192,6 +192,14 @@ SETTINGS: tuple[Setting, ...] = (
             "an open room page (an API client's seat, renewed by each check-in).",
             600, 10, 86400, unit="seconds", group="presence", kinds=LIVE,
             units=("seconds", "minutes", "hours")),
+    # An open page takes its offer at once; this is for someone who gave an email and
+    # closed every page: the email's link takes the seat while the offer lasts.
+    Setting("email_claim_seconds", "Time to take an emailed seat", "A seat offered to "
+            "someone who gave an email is held this long, so they can take it with the "
+            "email's link after closing their pages (an open page takes its seat at once). "
+            "Never shorter than the check-in window.",
+            180, 5, 3600, unit="seconds", group="presence", kinds=LIVE,
+            units=("seconds", "minutes")),
     # A default, so that the first visitors of a new room see a wait (labelled as a first
     # estimate) rather than none until five stays are measured (docs/estimates.md).
     Setting("typical_stay_seconds", "Typical stay", "How long a person usually holds a "
@@ -224,9 +232,9 @@ SETTINGS: tuple[Setting, ...] = (
             "end.",
             None, 0, 4_102_444_800, nullable=True, unit="Unix time", group="drop",
             kinds=LIVE, moment=True, iso=True, blank="no end"),
-    Setting("ends_at_clears_line", "End clears the line", "1: at the end time everyone "
-            "still waiting (or in the pre-queue) loses their place, told the event has "
-            "ended. 0: they are still served.",
+    Setting("ends_at_clears_line", "End clears the line", "On (1 in the API): at the end "
+            "time everyone still waiting (or in the pre-queue) loses their place, told the "
+            "event has ended. Off (0): they are still served.",
             0, 0, 1, group="drop", kinds=LIVE, flag=True),
     Setting("stock", "Stock left", "How many items are left to sell. Waiting pages warn "
             "when the people ahead are likely to buy them all; at 0 the room is sold out "
@@ -365,6 +373,7 @@ class RoomSettings:
     max_checkin_seconds: int = DEFAULTS["max_checkin_seconds"]
     grace_seconds: int = DEFAULTS["grace_seconds"]
     session_seconds: int = DEFAULTS["session_seconds"]
+    email_claim_seconds: int = DEFAULTS["email_claim_seconds"]
     typical_stay_seconds: int | None = DEFAULTS["typical_stay_seconds"]
     opens_at: int | None = DEFAULTS["opens_at"]
     prequeue_at: int | None = DEFAULTS["prequeue_at"]

@@ -88,7 +88,7 @@ if one ~= '' then
         return {'not_waiting', '[]', '0'}
     end
     if wanted > 0 then
-        offer(one, t, now, lease + s.dropout)
+        offer(one, t, now, lease + offer_window(t, s))
         admitted[1] = one
     end
     wanted = 0

@@ -110,12 +110,12 @@ end
 
 -- The settings the room scripts read (a room's hash also holds its title, description
 -- and other words for people, which no script needs, and a waitlist's own settings,
--- which waitlist_lib.lua reads): one HMGET of twelve fields, cheaper than HGETALL (or
+-- which waitlist_lib.lua reads): one HMGET of thirteen fields, cheaper than HGETALL (or
 -- more fields) on every check-in.
 local function load_settings()
     local v = redis.call('HMGET', K_SETTINGS, 'capacity', 'dropout_seconds', 'grace_seconds',
         'session_seconds', 'max_line_length', 'status', 'admission_mode', 'version', 'notice',
-        'kind', 'admit_per_minute', 'max_checkin_seconds')
+        'kind', 'admit_per_minute', 'max_checkin_seconds', 'email_claim_seconds')
     if not v[1] then  -- every room has a capacity: no room
         return nil
     end
@@ -132,6 +132,7 @@ local function load_settings()
         waitlist = v[10] == 'waitlist',  -- entries by email, no presence (waitlist_lib.lua)
         per_minute = tonumber(v[11]),  -- most admissions in a clock minute (nil: no limit)
         max_checkin = tonumber(v[12]) or 300,  -- the longest check-in window far back
+        email_claim = tonumber(v[13]) or 180,  -- an offer to someone who gave an email
     }
 end
 

@@ -144,6 +144,16 @@ local function seat(token, t, now, deadline, state)
     audit(now, 'admit', t, from)
 end
 
+-- How long a seat offered to ticket `t` is held: the check-in window (an open page
+-- takes it at once), or for a ticket that gave an email, email_claim_seconds if longer,
+-- so its visitor can come back from the email after closing every page.
+local function offer_window(t, s)
+    if t.em and t.em ~= '' then
+        return math.max(s.dropout, s.email_claim)
+    end
+    return s.dropout
+end
+
 -- Offers a seat to a ticket until `deadline`; a ticket that gave an email (em, lg) is
 -- told by the outbox in this same script, so an offer and its notice are never apart.
 -- A waitlist room never offers seats, so its outbox (the same key) keeps no TTL.
@@ -177,7 +187,7 @@ local function offer_head(now, lease, s)
             return nil, false  -- the rest of the pre-queue goes first, once placed
         end
         if may_offer(t, s) then
-            offer(head, t, now, lease + s.dropout)
+            offer(head, t, now, lease + offer_window(t, s))
             return head, true
         end
         if #line == 1 then  -- the head is passed over: look at the next PASS_MAX at once

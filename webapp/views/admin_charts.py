@@ -5,6 +5,7 @@ and how right the wait estimates were. The SVG itself is ``charts``."""
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Any, NamedTuple
 
 from webapp.views import charts, reports
@@ -33,8 +34,9 @@ FIGURES = {
 }
 
 
-def history_charts(room: str, now: float, kind: str) -> list[dict[str, Any]]:
-    """Each span's charts, and the numbers behind them as table rows."""
+def history_charts(room: str, now: float, kind: str, zone: tzinfo) -> list[dict[str, Any]]:
+    """Each span's charts, and the numbers behind them as table rows; times in ``zone``
+    (the admin's)."""
     figures = FIGURES.get(kind, FIGURES["live"])
     spans = []
     for title, minutes, size in SPANS:
@@ -43,7 +45,7 @@ def history_charts(room: str, now: float, kind: str) -> list[dict[str, Any]]:
         times = starts[len(starts) % size :: size]  # each point's first minute
         series = [charts.binned(history[f.key], size, rate=f.rate) for f in figures]
         drawn = [
-            charts.line_chart(times, values, f.label, f.unit)
+            charts.line_chart(times, values, f.label, f.unit, zone)
             for f, values in zip(figures, series, strict=True)
         ]
         rows = list(zip(times, *series, strict=True))

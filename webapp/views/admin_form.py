@@ -224,6 +224,8 @@ def shown(setting: Setting, value: Any, zone: tzinfo = UTC) -> str:
         return setting.blank or "empty"
     if setting.choices:
         return setting.choice_label(str(value))
+    if setting.flag:
+        return "on" if value else "off"
     if setting.units:
         return amount(*in_units(setting, int(value)))
     if setting.moment:

@@ -56,7 +56,7 @@ def room_page(
         "fields": posted_fields(form, zone()) if typed else fields(settings.as_dict(), zone()),
         "kind_shown": form.get("kind") if typed and form.get("kind") in KINDS else settings.kind,
         "request_id": secrets.token_urlsafe(16),
-        "charts": history_charts(room, now, settings.kind),
+        "charts": history_charts(room, now, settings.kind, zone()),
         "site_keys": site_keys().live(room) if settings.site_url else [],
         "made_key": made_key,
     }

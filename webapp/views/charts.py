@@ -7,8 +7,8 @@ Each chart comes with a sentence that says what it shows, for everyone who canno
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, tzinfo
 from typing import NamedTuple
 
 from markupsafe import Markup, escape
@@ -24,9 +24,9 @@ class Chart(NamedTuple):
     summary: str  # one sentence: the latest value, the trend, the highest
 
 
-def clock(at: float) -> str:
-    """HH:MM in UTC, the panel's one time zone."""
-    return time.strftime("%H:%M", time.gmtime(at))
+def clock(at: float, zone: tzinfo = UTC) -> str:
+    """HH:MM in the admin's time zone, as every time on the panel."""
+    return datetime.fromtimestamp(at, zone).strftime("%H:%M")
 
 
 def binned(values: Series, size: int, rate: bool = False) -> list[float | None]:
@@ -61,7 +61,9 @@ def number(value: float) -> str:
     return f"{value:,.1f}"
 
 
-def line_chart(times: Sequence[float], values: Series, label: str, unit: str = "") -> Chart:
+def line_chart(
+    times: Sequence[float], values: Series, label: str, unit: str = "", zone: tzinfo = UTC
+) -> Chart:
     """``values`` at ``times`` (seconds) as a line with a y axis from 0 and three times
     on the x axis; gaps where a value is None, a dot for a lone sample."""
     top = nice_ceiling(max((v for v in values if v is not None), default=0.0))
@@ -73,7 +75,7 @@ def line_chart(times: Sequence[float], values: Series, label: str, unit: str = "
     def y(value: float) -> float:
         return TOP + (HEIGHT - TOP - BOTTOM) * (1 - value / top)
 
-    parts = _axes(top, [(x(i), clock(times[i])) for i in _ticks(len(times))], y)
+    parts = _axes(top, [(x(i), clock(times[i], zone)) for i in _ticks(len(times))], y)
     for run in _runs(values):
         if len(run) == 1:
             i, value = run[0]
@@ -81,7 +83,7 @@ def line_chart(times: Sequence[float], values: Series, label: str, unit: str = "
         else:
             points = " ".join(f"{x(i):.1f},{y(value):.1f}" for i, value in run)
             parts.append(f'<polyline class="series" points="{points}"/>')
-    return Chart(label, _svg(parts), summarise(times, values, unit))
+    return Chart(label, _svg(parts), summarise(times, values, unit, zone))
 
 
 def scatter_chart(points: Sequence[tuple[float, float]], label: str) -> Chart:
@@ -120,7 +122,7 @@ def scatter_chart(points: Sequence[tuple[float, float]], label: str) -> Chart:
     return Chart(label, _svg(parts), summary)
 
 
-def summarise(times: Sequence[float], values: Series, unit: str = "") -> str:
+def summarise(times: Sequence[float], values: Series, unit: str = "", zone: tzinfo = UTC) -> str:
     """The latest value, where it came from, and the highest, in one sentence."""
     seen = [(i, v) for i, v in enumerate(values) if v is not None]
     if not seen:
@@ -130,10 +132,10 @@ def summarise(times: Sequence[float], values: Series, unit: str = "") -> str:
     first_i, first = seen[0]
     high_i, high = max(seen, key=lambda pair: pair[1])
     trend = "up" if last > first else "down" if last < first else "unchanged"
-    since = f"{trend} from {number(first)} at {clock(times[first_i])}"
+    since = f"{trend} from {number(first)} at {clock(times[first_i], zone)}"
     return (
-        f"{number(last)}{unit} at {clock(times[last_i])}, {since}; "
-        f"highest {number(high)} at {clock(times[high_i])}."
+        f"{number(last)}{unit} at {clock(times[last_i], zone)}, {since}; "
+        f"highest {number(high)} at {clock(times[high_i], zone)}."
     )
 
 

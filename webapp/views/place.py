@@ -158,14 +158,18 @@ def ended_page(room: str, ended: visitor.EndedMark, here: bool) -> ResponseRetur
     """The ended state: the partial alone for htmx (200, so it is swapped in and stops
     the polling), else the whole page with 410 (404 when the room is gone). ``here``:
     this page shows it on a visit of its own (not a live page learning it), so a
-    "left" says "you left", not "in another tab"."""
+    "left" says "you left", not "in another tab". The room's own page exists whatever
+    became of the place, so it answers 200; an old poll or bookmark of the place's
+    line (``line.status``) is gone: 410."""
     found = lobby().ended(room, ended.why)
     seat = ended.seat or request.args.get("seat") == "1"
     context = {"room": room, "ended": found, "seat": seat, "here": here and not is_htmx()}
     if is_htmx():
         return render_template("_line_status.html", **context), 200
     page = render_template("waiting.html", **context)
-    return no_store(page), 404 if not found.exists else 410
+    if not found.exists:
+        return no_store(page), 404
+    return no_store(page), 200 if request.endpoint == "pages.gate" else 410
 
 
 def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
@@ -179,6 +183,13 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
     enters = enters and (drop is None or drop.phase == "open")
     guess = None if enters else lobby().back_of_line(room, summary.waiting)
+    # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
+    # why a joiner waits; say so, and for how long at most (issue 35)
+    offered = None
+    if not enters and not summary.waiting and summary.status == "open":
+        offers = reports().offers(room)
+        if offers.ends is not None:
+            offered = max(round(offers.ends - lobby().now()), 1)
     context = {
         "room": room,
         "settings": settings,
@@ -192,6 +203,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "drop": drop,
         # the room takes only its site's vouched-for customers, and none came with one
         "from_site": settings.identity == "required" and visitor.customer(room) is None,
+        "offered": offered,
     }
     return no_store(render_template("join.html", **context)), status
 
