@@ -90,4 +90,4 @@ def _take_seat(claim: Claim) -> ResponseReturnValue:
         return refused(taken)
     visitor.hold(claim.room, taken.holder)
     visitor.remember(claim.room, taken.token)
-    return redirect(url_for("pages.gate", room=claim.room), 303)
+    return redirect(url_for("pages.room_page", room=claim.room), 303)

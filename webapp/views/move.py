@@ -53,4 +53,4 @@ def take(link: str) -> ResponseReturnValue:
     # The one place named: never the giver's visitor id, which holds their other places
     visitor.hold(room, moved.holder)
     visitor.remember(room, token)
-    return redirect(url_for("pages.gate", room=room)), 303
+    return redirect(url_for("pages.room_page", room=room)), 303

@@ -26,8 +26,7 @@ from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_dis
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.i18n import _
 from webapp.security import page_policy
-from webapp.views import admission, challenge_gate, lobby, place, visitor, visits
-from webapp.views import gate as site
+from webapp.views import admission, challenge_gate, gate, lobby, place, visitor, visits
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
 
@@ -169,12 +168,12 @@ def set_name() -> ResponseReturnValue:
 
 
 @bp.get("/rooms/<room>")
-def gate(room: str) -> ResponseReturnValue:
+def room_page(room: str) -> ResponseReturnValue:
     """A room's page. ``t``: the public id of the ticket the page showed (the room
     page's own reload): if that one ended, the page says so and why."""
     if is_waitlist(room):
         return signup_page(room)
-    site.keep_next(room)  # a site room's gate sent the visitor: where to go once in
+    gate.keep_next(room)  # a site room's gate sent the visitor: where to go once in
     if "identity" in request.args:  # the site vouches for its customer (issue 29)
         visitor.keep_customer(room, request.args["identity"][:MAX_IDENTITY_TOKEN])
     token, ended = visitor.page_ticket(room, request.args.get("t"))
@@ -190,14 +189,14 @@ def join(room: str) -> ResponseReturnValue:
     """The one way into a room's line (the join card, the lobby, "Join again"): joins,
     or finds this browser's live place, then shows it on the room's page."""
     if is_waitlist(room):
-        return redirect(url_for(".gate", room=room)), 303
+        return redirect(url_for(".room_page", room=room)), 303
     if "name" in request.form:  # the card asked a visitor without a name for one
         name, problem = typed_name()
         if problem:
             return place.join_card(room, 400, problem)
         visitor.set_name(name)
     elif not visitor.name() and not lobby().settings(room).site_url:  # a site: no chat
-        return redirect(url_for(".gate", room=room)), 303
+        return redirect(url_for(".room_page", room=room)), 303
     try:
         outcome = admission().join(joining(room))
     except IdentityInvalid:
@@ -211,7 +210,7 @@ def join(room: str) -> ResponseReturnValue:
         return place.join_card(room, 403, challenge_gate.words())
     if isinstance(outcome, Joined):
         visitor.remember(room, outcome.standing.ticket.token, outcome.standing.ticket.position)
-    return redirect(url_for(".gate", room=room)), 303
+    return redirect(url_for(".room_page", room=room)), 303
 
 
 def joining(room: str) -> JoinRequest:
@@ -232,7 +231,7 @@ def joining(room: str) -> JoinRequest:
 
 
 def is_waitlist(room: str) -> bool:
-    """From the cached settings (``Lobby``): no extra Redis call on a live room's gate."""
+    """From the cached settings (``Lobby``): no extra Redis call on a live room's page."""
     try:
         return lobby().settings(room).kind == "waitlist"
     except RoomNotFound:

@@ -22,8 +22,7 @@ from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
-from webapp.views import admission, chats, lobby, reports, visitor, visits
-from webapp.views import gate as site
+from webapp.views import admission, chats, gate, lobby, reports, visitor, visits
 from webapp.views.drops import drop_view
 from webapp.views.words import trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
@@ -123,8 +122,8 @@ def site_page(room: str, token: str, site_url: str) -> ResponseReturnValue:
         return ended_page(room, visitor.mark_ended(room, token, gone.why, True), here=False)
     except (TicketNotFound, RoomNotFound):
         return ended_page(room, visitor.mark_ended(room, token, "unknown", True), here=False)
-    response = redirect(site.site_target(site_url, site.kept_next(room)), 303)
-    site.give_pass(response, room, token)
+    response = redirect(gate.site_target(site_url, gate.kept_next(room)), 303)
+    gate.give_pass(response, room, token)
     response.headers["Cache-Control"] = "no-store"
     return response
 
@@ -169,7 +168,7 @@ def ended_page(room: str, ended: visitor.EndedMark, here: bool) -> ResponseRetur
     page = render_template("waiting.html", **context)
     if not found.exists:
         return no_store(page), 404
-    return no_store(page), 200 if request.endpoint == "pages.gate" else 410
+    return no_store(page), 200 if request.endpoint == "pages.room_page" else 410
 
 
 def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
@@ -210,7 +209,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
 
 def to_gate(room: str) -> ResponseReturnValue:
     """To the room's page: a full navigation, also when htmx asked."""
-    url = url_for("pages.gate", room=room)
+    url = url_for("pages.room_page", room=room)
     if is_htmx():
         response = make_response("", 200)
         response.headers["HX-Redirect"] = url

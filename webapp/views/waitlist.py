@@ -62,7 +62,7 @@ def signup(room: str) -> ResponseReturnValue:
             return signup_page(room, 400, _("Please type a name that others will see."))
         outcome = admission().join(signing_up(room, name))
     except NotAWaitlist:  # it became a live room since the form was shown
-        return redirect(url_for("pages.gate", room=room), 303)
+        return redirect(url_for("pages.room_page", room=room), 303)
     except KnownAddress:  # signed up from another browser: the owner is mailed
         return signup_page(room, 200, notice=_(
             "This email address is signed up already. We have sent the link to its "
@@ -107,7 +107,7 @@ def entry(room: str, token: str) -> ResponseReturnValue:
         if visitor.entries().get(room) == token:
             visitor.keep_entry(room, None)
         raise
-    referral = url_for("pages.gate", room=room, ref=found.referral_code, _external=True)
+    referral = url_for("pages.room_page", room=room, ref=found.referral_code, _external=True)
     context = {
         "room": room,
         "entry": found,

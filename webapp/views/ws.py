@@ -290,6 +290,6 @@ def gone_frame(room: str, error: RoomError) -> dict[str, Any]:
     return {
         "type": "gone",
         "message": why,
-        "rejoin": url_for("pages.gate", room=room),
+        "rejoin": url_for("pages.room_page", room=room),
         "lobby": url_for("pages.home"),
     }
