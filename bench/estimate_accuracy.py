@@ -97,6 +97,7 @@ class Scenario:
     # every stay in progress runs twice as long meanwhile). Drawn from the run's seed.
     pace: Callable[[random.Random], Steps] = lambda rng: []
     capacity_at: Steps = field(default_factory=list)  # an admin sets the capacity then
+    paused_at: list[tuple[float, float]] = field(default_factory=list)  # (from, until)
     focus: tuple[float, float] | None = None  # also score those who joined in here
 
 
@@ -200,6 +201,48 @@ def scenarios(quick: bool) -> list[Scenario]:
             focus=(middle - halved / 2 - 600, middle + halved / 2 + 1200),
         ),
         Scenario(
+            "periodic slowdown: half pace 5 min in 20",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            pace=lambda rng: periodic(warm / 2, span, every=1200.0, slow=300.0),
+        ),
+        Scenario(
+            "step down: stays double for good",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            pace=lambda rng: [(middle, 0.5)],
+            focus=(middle - 600, middle + 1200),
+        ),
+        Scenario(
+            "step up: stays halve for good",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            pace=lambda rng: [(middle, 2.0)],
+            focus=(middle - 600, middle + 1200),
+        ),
+        Scenario(
+            "admins pause 3 min every 30 min",
+            False,
+            span,
+            warm,
+            lambda t: 0.5,
+            exponential(60),
+            lambda t: 0.2,
+            paused_at=[(t, t + 180.0) for t in range(int(warm), int(span), 1800)],
+        ),
+        Scenario(
             "pace changes every 5-20 min",
             False,
             span,
@@ -219,6 +262,16 @@ def programme(rng: random.Random, start: float, end: float) -> Steps:
     while t < end:
         steps.append((t, math.exp(rng.uniform(-math.log(2), math.log(2)))))
         t += rng.uniform(300, 1200)
+    return steps
+
+
+def periodic(start: float, end: float, every: float, slow: float) -> Steps:
+    """From ``start`` on, stays run at half speed for ``slow`` seconds of every ``every``
+    (a talk that draws people in for a while, every so often)."""
+    steps, t = [], start
+    while t < end:
+        steps += [(t, 0.5), (t + slow, 1.0)]
+        t += every
     return steps
 
 
@@ -274,6 +327,9 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
     at(start, "sweep")
     for when, _ in scenario.capacity_at:
         at(start + when, "capacity")
+    for begin, until in scenario.paused_at:
+        at(start + begin, "pause")
+        at(start + until, "open")
     changes = iter(scenario.capacity_at)
     end = start + scenario.duration
     scored: list[Visitor] = []
@@ -294,6 +350,9 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
         if kind == "capacity":
             capacity = int(next(changes)[1])
             rooms.configure(ROOM, {"capacity": capacity})
+            continue
+        if kind in ("pause", "open"):
+            rooms.configure(ROOM, {"status": "paused" if kind == "pause" else "open"})
             continue
         if kind == "sweep":
             rooms.sweep(ROOM)

@@ -45,6 +45,8 @@ MAX_ARRIVALS = 100_000_000  # people in one plan
 MAX_ROWS = 1440  # rows of by_minute: a longer plan's rows span several minutes each
 RANDOM_POINTS = 400  # random order: waits of a cohort worked out at this many times
 STAY_POINTS = 24  # equally likely stays the stay distribution is drawn as
+ROUNDS = 50  # admissions within one step, as seats of short stays free up within it,
+AGAIN = 0.01  # while at least this share of the seats freed again
 NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
 # Sizing (docs/operations.md, "How many hosts"): measured per check-in at 100,000
 # waiting with the fixed costs included, at 70% of each core of two-core hosts.
@@ -163,6 +165,18 @@ def _normal_quantile(q: float) -> float:
     return (lo + hi) / 2
 
 
+def in_steps(stays: Sequence[float], dt: int) -> list[tuple[int, float]]:
+    """Stays in whole steps with their weights: each stay split between the steps either
+    side of it so that the mean stays exact (a stay shorter than a step may end in it)."""
+    out: dict[int, float] = {}
+    for stay in stays:
+        steps = stay / dt
+        low = math.floor(steps)
+        out[low] = out.get(low, 0.0) + (low + 1 - steps) / len(stays)
+        out[low + 1] = out.get(low + 1, 0.0) + (steps - low) / len(stays)
+    return [(k, w) for k, w in sorted(out.items()) if w > 0]
+
+
 def step_for(plan: PlanInput, total: float) -> int:
     """The step: 1 s unless the line, drained at the pace the seats allow, would need
     more than MAX_STEPS of them."""
@@ -206,6 +220,46 @@ class Tally:
         self.waits[wait] = self.waits.get(wait, 0.0) + people
         row = self.row_waits.setdefault(cohort.row, {})
         row[wait] = row.get(wait, 0.0) + people
+
+
+@dataclass
+class Seats:
+    """The seats: taken, freeing at the end of each stay, and what may be let in now."""
+
+    capacity: int
+    unlimited: bool  # passthrough: everyone in, whatever the capacity
+    per_minute: float | None  # admissions a minute at most
+    sellable: float  # admissions the stock allows
+    stays: list[tuple[int, float]]  # (steps, share)
+    tally: Tally
+    taken: float = 0.0
+    used: float = 0.0  # admissions in the current minute
+    minute_of: int = -1
+    frees: dict[int, float] = field(default_factory=dict)
+
+    def free(self, now: int) -> float:
+        """Frees the seats whose stays end in step ``now``; returns how many."""
+        back = self.frees.pop(now, 0.0)
+        self.taken = max(self.taken - back, 0.0)
+        return back
+
+    def minute(self, minute: int) -> None:
+        if minute != self.minute_of:
+            self.minute_of, self.used = minute, 0.0
+
+    def room(self) -> float:
+        free = math.inf if self.unlimited else max(self.capacity - self.taken, 0.0)
+        if self.per_minute is not None:
+            free = min(free, self.per_minute - self.used)
+        return max(min(free, self.sellable - self.tally.served), 0.0)
+
+    def seat(self, now: int, row: int, people: float) -> None:
+        self.tally.served += people
+        self.used += people
+        self.taken += people
+        self.tally.admitted[row] = self.tally.admitted.get(row, 0.0) + people
+        for steps, share in self.stays:
+            self.frees[now + steps] = self.frees.get(now + steps, 0.0) + people * share
 
 
 @dataclass
@@ -284,56 +338,48 @@ def simulate(plan: PlanInput) -> Plan:
     row_steps = max(1, math.ceil(60 / dt))  # steps per by_minute row
     while end // row_steps + 1 > MAX_ROWS:
         row_steps *= 2
-    stays = [max(1, round(x / dt)) for x in stay_points(plan.stay_seconds, plan.stay_cs2)]
-    share = 1.0 / len(stays)
-    frees: dict[int, float] = {}
+    stays = in_steps(stay_points(plan.stay_seconds, plan.stay_cs2), dt)
     giving_up: dict[int, list[Cohort]] = {}  # leavers' patience ends
-    per_minute = None if plan.admit_per_minute is None else plan.admit_per_minute * dt / 60
+    # admit_per_minute holds per minute; a step longer than a minute spans several
+    per_minute = None if plan.admit_per_minute is None else plan.admit_per_minute * max(dt, 60) / 60
     sellable = math.inf if plan.stock is None else plan.stock // max(plan.units_per_admission, 1)
     patience = max(1, round(plan.patience_seconds / dt))
     leave = min(max(plan.leave_share, 0.0), 1.0)
     method = plan.queueing_method
     line, tally = Line(method), Tally()
-    taken, minute_used, minute_of = 0.0, 0.0, -1
+    seats = Seats(plan.capacity, method == "passthrough", per_minute, sellable, stays, tally)
     sold_out_step: int | None = None
     now = 0
     while True:
         row = now // row_steps
-        taken = max(taken - frees.pop(now, 0.0), 0.0)
+        seats.free(now)
         for cohort in giving_up.pop(now, ()):
             line.give_up(cohort)
-        if now * dt // 60 != minute_of:
-            minute_of, minute_used = now * dt // 60, 0.0
-        room = max(plan.capacity - taken, 0.0) if method != "passthrough" else math.inf
-        if per_minute is not None:
-            room = min(room, per_minute - minute_used)
-        room = min(room, sellable - tally.served)
+        seats.minute(now * dt // 60)
         came = per_step.get(now, 0.0)
         tally.arrived[row] = tally.arrived.get(row, 0.0) + came
-        let_in = 0.0
+
         if came > 0 and method in ("passthrough", "reject"):
-            let_in = min(came, max(room, 0.0))
+            let_in = min(came, seats.room())
             tally.refused += came - let_in
             tally.admit(Cohort(now, let_in, 0.0, row), now, let_in)
+            seats.seat(now, row, let_in)
         elif came > 0:
             cohort = Cohort(now, came * (1 - leave), came * leave, row)
             line.join(cohort)
             if cohort.leavers > 0:
                 giving_up.setdefault(now + patience, []).append(cohort)
         line.step()
-        if method in ("fifo", "random"):
-            let_in = min(max(room, 0.0), line.stayers)
-            if let_in > SMALL:
-                line.let_in(now, let_in, tally)
-            else:
-                let_in = 0.0
-        if let_in > 0:
-            tally.served += let_in
-            minute_used += let_in
-            taken += let_in
-            tally.admitted[row] = tally.admitted.get(row, 0.0) + let_in
-            for stay in stays:
-                frees[now + stay] = frees.get(now + stay, 0.0) + let_in * share
+        # Stays shorter than a step free their seats within it: let the line in again.
+        for _ in range(ROUNDS if method in ("fifo", "random") else 0):
+            let_in = min(seats.room(), line.stayers)
+            if let_in <= SMALL:
+                break
+            line.let_in(now, let_in, tally)
+            seats.seat(now, row, let_in)
+            if seats.free(now) <= AGAIN * plan.capacity:
+                break
+        seats.free(now)
         waiting = max(line.stayers + line.leavers, 0.0)
         tally.line[row] = waiting
         if tally.served >= sellable - SMALL:

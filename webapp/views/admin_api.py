@@ -14,6 +14,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from webapp.domain import pace, planner, plans
 from webapp.domain.drops import MAX_SOLD, checked_request_id
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
@@ -223,6 +224,31 @@ def _cell(value: object) -> object:
     if isinstance(value, str) and unicodedata.normalize("NFKC", value)[:1] in FORMULA_STARTS:
         return "'" + value
     return value
+
+
+def plan_defaults(room: str) -> dict[str, Any]:
+    """A plan's starting inputs: the room's settings and what it measured."""
+    settings = rooms().settings(room)
+    if settings is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    rates = pace.rates(reports().stats(room), lobby().now(), settings.capacity,
+                       settings.typical_stay_seconds)  # fmt: skip
+    return plans.defaults(settings, rates)
+
+
+def make_plan(room: str, body: dict[str, Any]) -> tuple[planner.PlanInput, planner.Plan]:
+    """The plan of ``body`` (the API's JSON, the panel's form) over the room's defaults."""
+    wanted = plans.read(body, plan_defaults(room))
+    return wanted, planner.simulate(wanted)
+
+
+@bp.post("/rooms/<room>/plan")
+@admin_only
+def plan(room: str) -> ResponseReturnValue:
+    """A plan of a drop (issue 34): waits, the line by minute, the stock, the hosts; each
+    input defaults to the room's settings and measured figures. Changes nothing."""
+    wanted, made = make_plan(room, json_object(required=False))
+    return jsonify(**made.as_dict(), inputs=plans.inputs_of(wanted))
 
 
 @bp.post("/rooms/<room>/stock")
