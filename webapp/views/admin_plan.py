@@ -75,7 +75,9 @@ def body_of(form: Mapping[str, str]) -> dict[str, Any]:
             raise InvalidInput(f"{label}: enter a number") from None
         if not math.isfinite(value):
             raise InvalidInput(f"{label}: enter a number")
-        read[name] = value / 100 if kind == PERCENT else value * 60 if kind == MINUTES else value
+        if kind == MINUTES:  # whole seconds, at least one
+            value = max(round(value * 60), 1) if value > 0 else value
+        read[name] = value / 100 if kind == PERCENT else value
     shape = {"total": read.pop("total"), "first_minute_share": read.pop("first_minute"),
              "duration_seconds": read.pop("duration")}  # fmt: skip
     return {**read, "shape": shape, "queueing_method": form.get("queueing_method", "fifo")}
@@ -91,7 +93,7 @@ def in_words(made: planner.Plan) -> str:
     else:
         words = (
             f"Half of {people} wait under {span(made.waits.p50)}, nine in ten under "
-            f"{span(made.waits.p90)}, and the last one let in about {span(made.waits.max)}"
+            f"{span(made.waits.p90)}, and the last one let in waits about {span(made.waits.max)}"
         )
     if made.sold_out_minute is not None:
         words += f"; the stock runs out at minute {made.sold_out_minute}"
@@ -105,7 +107,7 @@ def in_words(made: planner.Plan) -> str:
 
 
 def span(seconds: float) -> str:
-    if seconds < 90:
+    if seconds < 120:
         return f"{round(seconds)} seconds"
     if seconds < 5400:
         return f"{round(seconds / 60)} minutes"
