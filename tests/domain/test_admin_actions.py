@@ -221,3 +221,20 @@ def test_the_upkeep_around_an_admins_action_is_the_engines(rooms, visits, report
     entries = {(e.kind, e.name): e.who for e in reports.audit("hall")}
     assert entries[("remove", "Ann")] == "boss"
     assert entries[("admit", "Bo")] == "engine"
+
+
+def test_the_lobby_knows_a_room_whose_estimates_were_poor(rooms, visits, lobby, clock):
+    """Twenty admissions, each told 10 s (5 to 15) and waiting 120 s or more: the room
+    is hard to predict; a room with nothing scored is not."""
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 3600})
+    rooms.configure("calm", {"capacity": 1})
+    seated = rooms.join("hall").token
+    waiting = [rooms.join("hall").token for _ in range(20)]
+    for token in waiting:
+        rooms.predict("hall", token, 10.0, 5.0, 15.0)
+    for token in waiting:
+        clock.advance(120)
+        visits.end("hall", seated)
+        seated = token
+    assert lobby.hard_to_predict("hall")
+    assert not lobby.hard_to_predict("calm")

@@ -114,7 +114,7 @@ def test_an_admin_runs_a_manual_room(panel_server: Server, person: Any) -> None:
 
 def test_every_panel_page_passes_axe_and_is_photographed(panel_server: Server, person: Any) -> None:
     """Login, overview, a busy room page (with seats offered and not taken yet), its
-    audit log and a lottery's page: no serious or critical axe violation at 390 and
+    audit log, its plan and a lottery's page: no serious or critical axe violation at 390 and
     1280 px, light and dark; screenshots kept to look at."""
     server, name = panel_server, f"busy-{secrets.token_hex(3)}"
     server_admin = server.admin(name, capacity=3)
@@ -135,6 +135,7 @@ def test_every_panel_page_passes_axe_and_is_photographed(panel_server: Server, p
             "overview": "/admin/",
             "room": f"/admin/rooms/{name}",
             "audit": f"/admin/rooms/{name}/audit",
+            "plan": f"/admin/rooms/{name}/plan?total=5000&stock=3000",
             "waitlist": f"/admin/rooms/{lottery}",
             "create-waitlist": "/admin/?kind=waitlist",
         }

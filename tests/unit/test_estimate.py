@@ -403,3 +403,13 @@ def test_the_rate_shown_moves_with_the_figure():
     settled = estimate.smooth(later, Estimate(170.0, 0.0), now=1200, pace=0.5)
     assert settled.pace == pytest.approx(0.5, rel=1e-3)
     assert estimate.trend(settled, 0.5) is None
+
+
+def test_a_record_is_poor_when_few_waits_fell_inside_or_the_error_was_large():
+    """Under 20 scored: not judged. Half inside and a 20% error: fine; 40% inside or a
+    50% median error: poor."""
+    assert not estimate.poor_record(19, 0.9, 0.1)
+    assert not estimate.poor_record(20, 0.2, 0.6)
+    assert estimate.poor_record(20, 0.2, 0.4)
+    assert estimate.poor_record(50, 0.5, 0.7)
+    assert not estimate.poor_record(50, None, None)

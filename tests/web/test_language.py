@@ -182,3 +182,18 @@ def test_waits_are_written_for_the_locale(
         assert wait_words(Estimate(270.0, 90.0)) == ranged
         assert wait_words(Estimate(7200.0, 0.0)) == single
         assert format_timedelta(60) == retry
+
+
+@pytest.mark.parametrize(
+    ("lang", "poor"),
+    [("en", "roughly 2 to 8 minutes"), ("de", "ungefähr 2 bis 8 Minuten"),
+     ("es", "aproximadamente entre 2 y 8 minutos")],
+)  # fmt: skip
+def test_a_poor_record_widens_the_words(app: Any, lang: str, poor: str) -> None:
+    """Where the room's estimates have been poor, the same estimate (240 to 300 s: "about 4
+    to 5 minutes") reads wider: "roughly 2 to 8 minutes"."""
+    from webapp.domain.estimate import Estimate
+    from webapp.views.words import wait_words
+
+    with app.test_request_context("/", headers={"Accept-Language": lang}):
+        assert wait_words(Estimate(270.0, 900.0), poor=True) == poor

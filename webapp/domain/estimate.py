@@ -32,6 +32,10 @@ MAX_AHEAD = 10_000_000  # the largest line admission control searches
 POLL_FLOOR = 1.0  # seconds: the shortest poll interval
 SMOOTH_DOWN = 30.0  # seconds: time constant of a shown wait moving down to the estimate
 SMOOTH_UP = 120.0  # seconds: ... and moving up (bad news is let in slowly)
+RECORD_MIN = 20  # admissions scored before a room's record of estimates counts
+POOR_INSIDE = 0.5  # a record is poor with fewer waits than this inside the range shown,
+POOR_ERROR = 0.35  # ... or a median error over this
+WIDER = 1.5  # a poor record's range shown this much wider either way
 TREND_SHARE = 0.1  # a release rate this much under (over) the one of the figure shown
 #                    before: the line has slowed down (sped up)
 
@@ -116,6 +120,17 @@ def max_ahead_for(room: Rates | None, max_wait: float) -> int | None:
         else:
             hi = mid
     return lo
+
+
+def poor_record(scored: int, median_error: float | None, in_range: float | None) -> bool:
+    """Whether a room's estimates have been poor: of at least RECORD_MIN admissions from
+    the line, under POOR_INSIDE of the waits fell inside the range shown, or the median
+    error was over POOR_ERROR. The waiting page then shows a range WIDER either way."""
+    if scored < RECORD_MIN:
+        return False
+    return (in_range is not None and in_range < POOR_INSIDE) or (
+        median_error is not None and median_error > POOR_ERROR
+    )
 
 
 def retry_after(room: Rates | None, excess: int) -> int:

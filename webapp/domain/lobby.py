@@ -41,6 +41,8 @@ from webapp.domain.rooms import (
 from webapp.domain.settings import RoomSettings
 
 CACHE_SIZE = 1024  # rooms whose figures a process keeps
+RECORD_REFRESH = 60.0  # seconds a room's accuracy record is kept before it is read again
+RECORD_WINDOW = 3600.0  # seconds: the record is the last hour's admissions
 JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
 
 
@@ -122,6 +124,7 @@ class Lobby:
         self.monotonic = monotonic
         self.size = size
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        self._records: dict[str, tuple[float, bool]] = {}  # room -> (read at, poor)
         self._lock = threading.Lock()
 
     def _room(self, room: str, version: int | None = None) -> _Cached:
@@ -264,6 +267,23 @@ class Lobby:
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
         return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis)
+
+    def hard_to_predict(self, room: str) -> bool:
+        """Whether the room's estimates have been poor lately (``estimate.poor_record``
+        over the last hour's admissions), read at most once per RECORD_REFRESH: what
+        the waiting page's words follow."""
+        now = self.monotonic()
+        with self._lock:
+            known = self._records.get(room)
+        if known is not None and now - known[0] < RECORD_REFRESH:
+            return known[1]
+        record = self.reports.accuracy(room, self.now(), RECORD_WINDOW)
+        poor = estimate.poor_record(record.scored, record.median_error, record.in_range)
+        with self._lock:
+            if len(self._records) >= self.size:
+                self._records.clear()
+            self._records[room] = (now, poor)
+        return poor
 
     def place(self, room: str, token: str, shown: str | None = None) -> Place:
         """Where a ticket stands, for a page: a waiting ticket checks in (its place stays

@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import tzinfo
 from typing import Any, NamedTuple
 
+from webapp.domain import estimate
+from webapp.domain.reports import Accuracy
 from webapp.views import charts, reports
 
 SCATTER_SHOWN = 500  # newest admissions drawn in the accuracy chart
@@ -58,4 +60,24 @@ def accuracy(room: str, now: float) -> dict[str, Any]:
     hour, day = reports().accuracy(room, now, 3600), reports().accuracy(room, now, 86400)
     points = [(actual, predicted) for _at, predicted, actual in day.points[-SCATTER_SHOWN:]]
     chart = charts.scatter_chart(points, "Estimated against actual wait, last 24 hours")
-    return {"windows": [("Last hour", hour), ("Last 24 hours", day)], "chart": chart}
+    return {"windows": [("Last hour", hour), ("Last 24 hours", day)], "chart": chart,
+            "verdict": verdict(hour)}  # fmt: skip
+
+
+def verdict(hour: Accuracy) -> str:
+    """How accurate the estimates have been in this room lately, in a sentence, and what
+    the waiting page does about it (``estimate.poor_record``)."""
+    if hour.scored < estimate.RECORD_MIN or hour.median_error is None:
+        return (f"Too few admissions from the line in the last hour to judge "
+                f"({hour.scored} of the {estimate.RECORD_MIN} needed).")  # fmt: skip
+    inside = (
+        ""
+        if hour.in_range is None
+        else f", and {hour.in_range:.0%} of waits fell inside the range shown"
+    )
+    said = (f"In the last hour half the estimates were within {hour.median_error:.0%} of "
+            f"the actual wait{inside}")  # fmt: skip
+    if estimate.poor_record(hour.scored, hour.median_error, hour.in_range):
+        return (f"{said}: the estimates have been poor here, so the waiting page shows a "
+                f"wider range, saying “roughly”.")  # fmt: skip
+    return f"{said}: the estimates have been good here."

@@ -235,7 +235,8 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "room": room,
         "ticket": ticket,
         "you": public_id(ticket.token),
-        "wait": None if guess is None else wait_words(guess),
+        # the words follow how right the room's estimates have been lately
+        "wait": None if guess is None else wait_words(guess, poor=lobby().hard_to_predict(room)),
         "seconds": None if guess is None else round(guess.wait),
         "basis": standing.basis,
         "typical": settings.typical_stay_seconds,

@@ -11,7 +11,7 @@ from flask_babel import format_timedelta
 
 from webapp.domain import rooms as engine
 from webapp.domain import waitlist
-from webapp.domain.estimate import Estimate
+from webapp.domain.estimate import WIDER, Estimate
 from webapp.domain.rooms import MAX_DISPLAY_NAME
 from webapp.i18n import _, gone_reason, ngettext
 
@@ -76,20 +76,29 @@ def trend_words(trend: str | None) -> str | None:
     return None
 
 
-def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
+def wait_words(guess: Estimate | None, room_status: str = "open", poor: bool = False) -> str:
     """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
-    waiting page says "paused" and "no estimate yet" itself, in its own words.)"""
+    waiting page says "paused" and "no estimate yet" itself, in its own words.) With
+    ``poor`` (the room's estimates have been off lately: ``estimate.poor_record``) the
+    range is wider and says "roughly"."""
     if room_status == "paused":
         return _("nobody is let in while the room is paused")
     if guess is None:
         return _("no estimate yet")
     low, high = guess.range
+    if poor:
+        low, high = low / WIDER, high * WIDER
     if high < 60:
         return _("less than a minute")
     if high < 120:
         return _("about a minute or two")
     if high < 3600:
         low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
+        if high_m > low_m and poor:
+            return ngettext(
+                "roughly %(low)s to %(num)s minute", "roughly %(low)s to %(num)s minutes",
+                high_m, low=low_m,
+            )  # fmt: skip
         if high_m > low_m:
             return ngettext(
                 "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
@@ -97,6 +106,10 @@ def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
             )  # fmt: skip
         return _("about %(duration)s", duration=duration(low_m * 60))
     low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
+    if high_h > low_h and poor:
+        return ngettext(
+            "roughly %(low)s to %(num)s hour", "roughly %(low)s to %(num)s hours", high_h, low=low_h
+        )
     if high_h > low_h:
         return ngettext(
             "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
