@@ -40,11 +40,11 @@ from webapp.domain.pace import Rates
 
 QueueingMethod = Literal["fifo", "random", "passthrough", "reject"]
 QUEUEING_METHODS: tuple[QueueingMethod, ...] = ("fifo", "random", "passthrough", "reject")
-MAX_STEPS = 20_000  # time steps of a plan: longer lines are simulated in longer steps
+MAX_STEPS = 8_000  # time steps of a plan: longer lines are simulated in longer steps
 MAX_ARRIVALS = 100_000_000  # people in one plan
 MAX_ROWS = 1440  # rows of by_minute: a longer plan's rows span several minutes each
 RANDOM_POINTS = 400  # random order: waits of a cohort worked out at this many times
-STAY_POINTS = 24  # equally likely stays the stay distribution is drawn as
+STAY_POINTS = 16  # equally likely stays the stay distribution is drawn as
 ROUNDS = 50  # admissions within one step, as seats of short stays free up within it,
 AGAIN = 0.01  # while at least this share of the seats freed again
 NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)

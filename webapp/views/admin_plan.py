@@ -117,8 +117,8 @@ def span(seconds: float) -> str:
 def plan_charts(made: planner.Plan) -> list[charts.Chart]:
     """Line over time and wait by arrival minute, from the rows; x: hh:mm from the start."""
     times = [row[0] * 60.0 for row in made.by_minute]
-    line = [row[3] for row in made.by_minute]
-    waits = [None if row[4] is None else row[4] / 60 for row in made.by_minute]
+    line = [float(round(row[3])) for row in made.by_minute]  # whole people
+    waits = [None if row[4] is None else round(row[4] / 60, 1) for row in made.by_minute]
     return [
         charts.line_chart(times, line, "People in line", "people", UTC),
         charts.line_chart(times, waits, "Median wait by arrival minute, minutes", "minutes", UTC),
