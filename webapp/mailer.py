@@ -268,7 +268,7 @@ class Mailer:
         mid = message_id(key, s.mail_from)
         now = self.clock()
         state, attempt = self.scripts["mail_claim"](
-            keys=[deliveries], args=[field, self.worker, now, s.lease, mid]
+            keys={"deliveries": deliveries}, args=[field, self.worker, now, s.lease, mid]
         )
         state = _text(state)
         if state in ("sent", "failed"):  # done before: acknowledge only
@@ -292,7 +292,7 @@ class Mailer:
     def _done(
         self, room: str, field: str, state: str, later: float, error: str, stream_id: str
     ) -> None:
-        keys = [self.keys.deliveries(room), self.keys.waitlist(room).outbox]
+        keys = {"deliveries": self.keys.deliveries(room), "outbox": self.keys.room(room).outbox}
         args: list[str | float] = [
             field,
             self.worker,

@@ -29,7 +29,7 @@ def readyz() -> ResponseReturnValue:
     scripts = services().scripts
     nonce = secrets.token_hex(8)
     try:
-        reply = scripts["health"](keys=[], args=[nonce])
+        reply = scripts["health"](args=[nonce])
     except RedisError as error:
         reason = f"Redis is unreachable: {type(error).__name__}: {error}"
         return jsonify(status="unavailable", reason=reason), 503, {"Retry-After": "5"}
