@@ -67,7 +67,7 @@ def claim_url(public_url: str, token: str) -> str:
     return f"{public_url.rstrip('/')}/claim/{token}"
 
 
-# The other links a waitlist's emails carry (``webapp.links`` wraps these for the views):
+# The other links a waitlist's emails carry (``webapp.web.links`` wraps these for the views):
 # the entry's own page (no expiry: bookmarked for weeks) and the confirmation link
 # (checked against its age when used).
 

@@ -262,7 +262,7 @@ class Keys:
         return f"chat:{chat_id}"
 
     def hub_channel(self, topic: str) -> str:
-        """The pub/sub channel of a hub topic (``webapp.realtime.Hub``)."""
+        """The pub/sub channel of a hub topic (``webapp.live.realtime.Hub``)."""
         return f"{self.hub_prefix}{topic}"
 
     @property
