@@ -176,7 +176,7 @@ def test_waits_are_written_for_the_locale(
     from flask_babel import format_timedelta
 
     from webapp.domain.estimate import Estimate
-    from webapp.views.words import wait_words
+    from webapp.views.shared.words import wait_words
 
     with app.test_request_context("/", headers={"Accept-Language": lang}):
         assert wait_words(Estimate(270.0, 90.0)) == ranged
@@ -193,7 +193,7 @@ def test_a_poor_record_widens_the_words(app: Any, lang: str, poor: str) -> None:
     """Where the room's estimates have been poor, the same estimate (240 to 300 s: "about 4
     to 5 minutes") reads wider: "roughly 2 to 8 minutes"."""
     from webapp.domain.estimate import Estimate
-    from webapp.views.words import wait_words
+    from webapp.views.shared.words import wait_words
 
     with app.test_request_context("/", headers={"Accept-Language": lang}):
         assert wait_words(Estimate(270.0, 900.0), poor=True) == poor
