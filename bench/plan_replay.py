@@ -150,6 +150,9 @@ def replay(app: Any, clock: SimClock, room: str, body: dict[str, Any], seed: int
                 continue  # the place ended (dropped, sold out)
         out = reply.get_json()
         if out["status"] == "admitted":
+            if body.get("stock") is not None:  # the site reports each sale, as it would
+                sold = {"sold": body.get("units_per_admission", 1), "request_id": token}
+                client.post(f"/api/admin/rooms/{room}/stock", json=sold, headers=ADMIN)
             offered = float(json.loads(redis_client.hget(tickets, token))["a"])
             waits.append(offered - joined)
             at(max(clock.now, offered + draw_stay(rng, stay, cs2)), "leave", token)
@@ -223,6 +226,9 @@ def main() -> int:
             # The admin sets the typical stay the plan assumes: the first estimates (and
             # so the first check-in windows) come from it until stays are measured
             typical = round(body["stay_seconds"])
+            clock.now = math.ceil(clock.now / 60) * 60  # the plan's minutes are clock minutes
+            if body.get("stock") is not None:
+                settings = {**settings, "stock": round(body["stock"] * args.scale)}
             made = client.put(f"/api/admin/rooms/{room}", headers=ADMIN,
                               json={"dropout_seconds": 30, "typical_stay_seconds": typical,
                                     **settings})  # fmt: skip
