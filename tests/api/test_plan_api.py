@@ -4,7 +4,8 @@ contract, starts from the room's settings, and refuses bad input with a 400."""
 from __future__ import annotations
 
 import pytest
-from conftest import ADMIN
+
+from tests.api.conftest import ADMIN
 
 PLAN = "/api/admin/rooms/{}/plan"
 
