@@ -19,6 +19,7 @@ import orjson
 
 from webapp.domain.clock import Clock, clock_of
 from webapp.domain.draw import commitment_of
+from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.refusals import (
     GONE_REASONS,
     DrawPending,
@@ -221,6 +222,7 @@ class WaitingRooms:
         version: int | None = None,
         email: str = "",
         lang: str = "",
+        limits: Counting = NO_LIMITS,
     ) -> Ticket:
         """Admits the visitor, or puts them at the back of the line.
 
@@ -229,7 +231,9 @@ class WaitingRooms:
         ``version``: the settings version ``max_ahead`` was worked out from; if the
         settings changed since, nothing is done and SettingsChanged is raised.
         ``email`` (normalised by the caller) and ``lang``: told by the outbox (an email)
-        when a seat is offered to this ticket.
+        when a seat is offered to this ticket. ``limits``: the join's limits
+        (``JoinLimits.counting``), counted in the same call if it takes a new place,
+        else Throttled and counted nowhere; a re-join is under none.
         """
         token, code = new_ticket()
         joiner = (
@@ -241,6 +245,7 @@ class WaitingRooms:
             email,
             lang if email else "",
             code,
+            limits,
         )
         if self._joins is not None:
             return self._joins(room, joiner)
@@ -255,21 +260,23 @@ class WaitingRooms:
         is owed begins it first (``drop_start.lua``: its first slice; the sweep carries
         it on), then those joiners join again, behind the whole pre-queue."""
         drop_keys = tuple(self.keys.drop(room).all())
-        replies = self._run(
-            "room_join", room, *(a for j in joiners for a in j), more_keys=drop_keys
-        )
-        outcomes = [self._outcome(reply, room) for reply in replies]
+
+        def run(batch: Sequence[Joiner]) -> list[Ticket | Exception]:
+            limit_keys = tuple(key for j in batch for key in j[-1].keys)
+            args = (a for j in batch for a in (*j[:-1], *j[-1].args))
+            replies = self._run("room_join", room, *args, more_keys=drop_keys + limit_keys)
+            return [
+                j[-1].refusal(reply[1:]) if _text(reply[0]) == "throttled" else
+                self._outcome(reply, room)
+                for j, reply in zip(batch, replies, strict=True)
+            ]  # fmt: skip
+
+        outcomes = run(joiners)
         owed = [i for i, outcome in enumerate(outcomes) if isinstance(outcome, DropDue)]
         if owed:
             self._run("drop_start", room, secrets.token_hex(32), "", more_keys=drop_keys)
-            again = self._run(
-                "room_join",
-                room,
-                *(a for i in owed for a in joiners[i]),
-                more_keys=drop_keys,
-            )
-            for i, reply in zip(owed, again, strict=True):
-                outcomes[i] = self._outcome(reply, room)
+            for i, outcome in zip(owed, run([joiners[i] for i in owed]), strict=True):
+                outcomes[i] = outcome
         return outcomes
 
     def check_in(self, room: str, token: str) -> Ticket:

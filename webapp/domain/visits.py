@@ -22,6 +22,7 @@ from webapp.domain import windows
 from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renamed_frame
 from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
+from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import RoomNotFound, WaitingRooms
@@ -102,12 +103,21 @@ class Visits:
     # -- people -----------------------------------------------------------------
 
     def join(
-        self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
+        self,
+        room: str,
+        identity: str = "",
+        name: str = "",
+        email: str = "",
+        lang: str = "",
+        limits: Counting = NO_LIMITS,
     ) -> Standing:
         """A visitor asks in (or, with a live identity, checks in again): the room is
         told, whether they took a seat or a place in line. ``email`` (normalised): the
-        visitor is told there when a seat is offered to them."""
-        standing = self.lobby.join(room, identity=identity, name=name, email=email, lang=lang)
+        visitor is told there when a seat is offered to them. ``limits``: the join's,
+        counted in its own script call (Throttled beyond one; a re-join is under none)."""
+        standing = self.lobby.join(
+            room, identity=identity, name=name, email=email, lang=lang, limits=limits
+        )
         self.announcer.changed(room, standing.ticket)
         # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
         if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:
