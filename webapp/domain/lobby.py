@@ -241,10 +241,10 @@ class Lobby:
             )
         except JoinRefused as refused:
             # How many must leave the line before a join passes, and how long that takes.
-            limits = [max_ahead] if max_ahead is not None else []
+            most = [max_ahead] if max_ahead is not None else []
             if settings is not None and settings.max_line_length is not None:
-                limits.append(settings.max_line_length - 1)
-            excess = refused.waiting - min(limits, default=refused.waiting - 1)
+                most.append(settings.max_line_length - 1)
+            excess = refused.waiting - min(most, default=refused.waiting - 1)
             if rates is None:
                 rates = self.rates(room, self.now())
             refused.retry_after = estimate.retry_after(rates, excess)
