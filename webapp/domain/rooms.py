@@ -53,7 +53,7 @@ from webapp.domain.tickets import (
     ticket_reply,
     valid_room_name,
 )
-from webapp.redis.coalesce import Coalescer
+from webapp.redis.coalesce import Coalescer, WriteBehind
 from webapp.redis.keys import Keys, RoomKeys
 from webapp.redis.replies import text as _text
 from webapp.redis.replies import texts
@@ -119,10 +119,12 @@ class WaitingRooms:
         self._check_ins: Coalescer[str, str, Ticket] | None = None
         self._joins: Coalescer[str, Joiner, Ticket] | None = None
         self._predictions: Coalescer[str, tuple[str, str], int] | None = None
+        self._later: WriteBehind[str, tuple[str, str]] | None = None
         if coalesce is not None:
             self._check_ins = Coalescer(self.check_in_many, wait=coalesce)
             self._joins = Coalescer(self.join_many, wait=coalesce)
             self._predictions = Coalescer(self.predict_many, wait=coalesce)
+            self._later = WriteBehind(self.predict_many)
 
     def _now(self) -> str:
         return self.clock.for_scripts()
@@ -297,6 +299,17 @@ class WaitingRooms:
         except (RoomError, SettingsChanged, DropDue) as refusal:
             return refusal
 
+    def renew(self, room: str, token: str, jti: str, presented: str) -> tuple[Ticket, str] | None:
+        """A site room's seat renewed by the pass ``presented`` (its jti): it becomes the
+        pass ``jti`` and the ticket checks in, in one call (``room_renew.lua``). None if
+        ``presented`` is not the seat's last pass (a copy another holder renewed first:
+        nothing changed); else the ticket and its identity ('' = none). Raises as a
+        check-in does for a ticket that ended."""
+        ticket, identity = self._run("room_renew", room, token, jti, presented)
+        if _text(ticket[0]) == "copied":
+            return None
+        return self._ticket(ticket, room), _text(identity)
+
     def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
         """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""
         return self._ticket(self._run("room_leave", room, token, why, who), room)
@@ -343,6 +356,16 @@ class WaitingRooms:
             self._predictions(room, prediction)
         else:
             self.predict_many(room, [prediction])
+
+    def predict_later(self, room: str, token: str, wait: float, low: float, high: float) -> None:
+        """``predict``, written after the caller goes on (with ``coalesce``: by a thread
+        of the process, batched with the others made meanwhile), so a join answers after
+        one round trip, its own script's. A ticket admitted before it is written (a few
+        milliseconds) keeps no prediction: the accuracy figures skip it."""
+        if self._later is None:
+            self.predict(room, token, wait, low, high)
+        else:
+            self._later(room, (token, f"{wait:.1f},{low:.1f},{high:.1f}"))
 
     def predict_many(self, room: str, predictions: Sequence[tuple[str, str]]) -> list[int]:
         """Several ``predict`` of one room in one script call: (token, "wait,low,high")
