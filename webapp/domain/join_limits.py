@@ -151,7 +151,7 @@ class JoinLimits:
         counting = self.counting(room, limits, now)
         if not counting.keys:
             return counting.counted
-        reply = self._script(keys=list(counting.keys), args=list(counting.args))
+        reply = self._script(keys={"limits": counting.keys}, args=list(counting.args))
         if int(reply[0]):
             raise counting.refusal(reply)
         return counting.counted
@@ -159,4 +159,4 @@ class JoinLimits:
     def give_back(self, counted: Counted) -> None:
         """A join counted by ``hit`` was refused after all: it counts nowhere."""
         if counted.keys:
-            self._give_back(keys=list(counted.keys), args=list(counted.buckets))
+            self._give_back(keys={"limits": counted.keys}, args=list(counted.buckets))

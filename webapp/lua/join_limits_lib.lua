@@ -8,17 +8,18 @@
 -- A limit is {key, amount, the current bucket's number, a bucket's length in ms}: the
 -- key a hash, bucket number -> joins (under the room's hash tag).
 
--- The limits of one join read from KEYS from `key` on and ARGV from `arg` on: n limits,
--- then (n > 0) b, the buckets a window, then three per limit: amount, bucket, length.
--- Returns the limits, b, and the next key's and argument's index.
-local function read_limits(key, arg)
+-- The limits of one join: their keys from `keys` (the script's list of them) from
+-- index `key` on, and from ARGV from `arg` on: n limits, then (n > 0) b, the buckets a
+-- window, then three per limit: amount, bucket, length. Returns the limits, b, and the
+-- next key's and argument's index.
+local function read_limits(keys, key, arg)
     local n = tonumber(ARGV[arg])
     local limits, b = {}, 0
     if n > 0 then
         b = tonumber(ARGV[arg + 1])
         for i = 1, n do
             local at = arg + 2 + 3 * (i - 1)
-            limits[i] = {KEYS[key + i - 1], tonumber(ARGV[at]), tonumber(ARGV[at + 1]),
+            limits[i] = {keys[key + i - 1], tonumber(ARGV[at]), tonumber(ARGV[at + 1]),
                 tonumber(ARGV[at + 2])}
         end
     end

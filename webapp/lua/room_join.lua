@@ -2,11 +2,12 @@
 --!include codes_lib.lua
 --!include drop_lib.lua
 --!include join_limits_lib.lua
+--!keys limits...
 -- room_join.lua: visitors ask to enter a room, in the order given: the same as one
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
--- KEYS: the room's sixteen keys (room_lib.lua), then a drop's four (drop_lib.lua),
---       then each joiner's limits' keys in turn (join_limits_lib.lua; the room's tag)
+-- KEYS: the room's (room_lib.lua), its drop's (drop_lib.lua), then limits: each
+--       joiner's limits' keys in turn (join_limits_lib.lua; the room's hash tag)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then per
 --       joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit), the settings version the
@@ -36,7 +37,6 @@ end
 
 local now = clock(ARGV[1])
 local FIRST, EACH = 4, 8
-local FIRST_KEY = 21  -- the first joiner's limits' key: after the room's and the drop's
 local DROP = nil  -- the room's schedule (drop_lib.lua), read once per call
 
 local function join_one(s, lease, limits, b, token, identity, name, max_ahead, version, email,
@@ -46,7 +46,7 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
         return reply('stale', '', nil, s, now)
     end
     if identity ~= '' then
-        local existing = redis.call('HGET', K_IDENT, identity)
+        local existing = redis.call('HGET', K_IDENTITIES, identity)
         local t = existing and get_ticket(existing)
         if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now, lease) then
             check_in(existing, t, lease, s)
@@ -122,16 +122,16 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     count('joined', now)
     limits_count(limits, b)
     if identity ~= '' then
-        redis.call('HSET', K_IDENT, identity, token)
-        created(K_IDENT)  -- one EXPIRE: cheaper than finding out whether the hash was empty
+        redis.call('HSET', K_IDENTITIES, identity, token)
+        created(K_IDENTITIES)  -- one EXPIRE: cheaper than finding out whether the hash was empty
     end
     return reply('ok', token, t, s, now)
 end
 
 local joiners = {}  -- {limits, b, its eight fields}, in order
-local key, arg = FIRST_KEY, FIRST
+local key, arg = 1, FIRST
 while arg <= #ARGV do
-    local limits, b, next_key, next_arg = read_limits(key, arg + EACH)
+    local limits, b, next_key, next_arg = read_limits(K_LIMITS, key, arg + EACH)
     joiners[#joiners + 1] = {limits, b, unpack(ARGV, arg, arg + EACH - 1)}
     key, arg = next_key, next_arg
 end
