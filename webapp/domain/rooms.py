@@ -135,14 +135,12 @@ class WaitingRooms:
         TIME), the sweep interval ('' = none runs), the upkeep batch size."""
         return [self._now(), self._every, self.batch]
 
-    def _run(
-        self, script: str, room: str, *args: Any, more_keys: KeyMap | None = None
-    ) -> Any:
+    def _run(self, script: str, room: str, *args: Any, more_keys: KeyMap | None = None) -> Any:
         """Runs a room script with every key of the room by name (its own, its drop's,
         its waitlist's: the script takes those it declares) and ``more_keys``."""
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
-        keys = _room_keys(self.keys, room)
+        keys: KeyMap = _room_keys(self.keys, room)
         if more_keys:
             keys = {**keys, **more_keys}
         return self.scripts[script](keys=keys, args=[*self.argv_header(), *args])
@@ -267,6 +265,7 @@ class WaitingRooms:
         ticket, or the refusal ``join`` would raise for it. A scheduled drop whose start
         is owed begins it first (``drop_start.lua``: its first slice; the sweep carries
         it on), then those joiners join again, behind the whole pre-queue."""
+
         def run(batch: Sequence[Joiner]) -> list[Ticket | Exception]:
             limits = [key for j in batch for key in j[-1].keys]
             args = (a for j in batch for a in (*j[:-1], *j[-1].args))
