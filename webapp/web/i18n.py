@@ -37,7 +37,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 log = logging.getLogger(__name__)
-HERE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent  # webapp/
 LANGUAGES = {"en": "English", "de": "Deutsch", "es": "Español"}  # each in its own words
 DEFAULT = "en"
 COOKIE = "lang"
@@ -57,8 +57,8 @@ def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
 def translations_dir() -> Path:
     """Inside the installed package (the wheel ships the compiled catalogues there),
     else beside the package in a source checkout."""
-    packaged = HERE / "translations"
-    return packaged if packaged.is_dir() else HERE.parent / "translations"
+    packaged = PACKAGE / "translations"
+    return packaged if packaged.is_dir() else PACKAGE.parent / "translations"
 
 
 def compile_catalogues(directory: Path) -> list[Path]:

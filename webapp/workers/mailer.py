@@ -65,7 +65,7 @@ from webapp.web.i18n import (
 
 log = logging.getLogger("webapp.workers.mailer")
 GROUP = "mailer"
-HERE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent  # webapp/
 PROBE_TIMEOUT = 10.0  # seconds the SMTP server has to answer a check
 CHECK_DOWN = 5.0  # seconds between checks while the SMTP server does not answer
 # `make run` starts the mailer and gunicorn at once, and gunicorn starts the embedded
@@ -97,8 +97,8 @@ SUBJECTS = {
 
 def _templates(lang: str) -> Environment:
     """The email templates, speaking ``lang`` (the entry's language; English if unknown)."""
-    folder = HERE / "templates"
-    return mail_templates(str(folder if folder.is_dir() else HERE.parent / "templates"), lang)
+    folder = PACKAGE / "templates"
+    return mail_templates(str(folder if folder.is_dir() else PACKAGE.parent / "templates"), lang)
 
 
 class Mailer:
