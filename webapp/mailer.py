@@ -56,6 +56,7 @@ from webapp.i18n import (
     DEFAULT,
     LANGUAGES,
     compile_catalogues,
+    direction,
     mail_templates,
     translations_dir,
     translations_for,
@@ -337,6 +338,7 @@ def compose(
         "room": title,
         "name": fields.get("name", ""),
         "lang": lang,
+        "dir": direction(lang),  # Arabic's HTML part reads right to left
         "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
     }
     if kind == "offered":
