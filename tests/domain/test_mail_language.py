@@ -15,7 +15,7 @@ from building import engine, mailer_of
 from gunicorn_app import free_port
 
 from webapp.domain.waitlist import Waitlists
-from webapp.i18n import compile_catalogues, translations_dir
+from webapp.web.i18n import compile_catalogues, translations_dir
 
 ROOM = "list"
 

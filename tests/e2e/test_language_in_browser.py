@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from webapp.i18n import translations_for
+from webapp.web.i18n import translations_for
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from gunicorn_app import free_port
 
-from webapp.i18n import LANGUAGES
+from webapp.web.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = {"build", "dist", "var", "artifacts", "test-results"}

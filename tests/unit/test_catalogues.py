@@ -17,7 +17,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from webapp.domain import waitlist
-from webapp.i18n import LANGUAGES, compile_catalogues
+from webapp.web.i18n import LANGUAGES, compile_catalogues
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every catalogue there is, whether or not LANGUAGES offers it yet

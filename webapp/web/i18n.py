@@ -1,0 +1,332 @@
+"""The visitor's language (Flask-Babel): English, German, Spanish, French, Italian,
+Portuguese, Dutch, Polish, Japanese and Arabic (written right to left: the page mirrors).
+
+The language is the ``lang`` cookie set by the footer's picker, else the best match of
+``Accept-Language``, else English. Catalogues live in ``translations/`` as ``.po``; the
+``.mo`` that gettext reads are built, never committed: by the wheel's build step
+(``setup.py``) and, in a source checkout, here at app start when missing or older than
+their ``.po``. The admin panel stays English.
+
+The strings of the pages' scripts (``static/js/*.js``) travel as a JSON block in
+``base.html`` (``js_strings``), translated here like any other.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from babel import Locale, UnknownLocaleError
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import NullTranslations, Translations
+from flask import Flask, Response, request
+from flask_babel import (
+    Babel,
+    format_datetime,
+    get_locale,
+    get_translations,
+    gettext,
+    lazy_gettext,
+)
+from flask_babel import ngettext as babel_ngettext
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+log = logging.getLogger(__name__)
+PACKAGE = Path(__file__).resolve().parents[1]  # webapp/, where the wheel puts translations/
+# Each in its own words, in the picker's order. An entry keeps its emails' language among
+# these too (webapp.domain.waitlist.LANGUAGES holds the same codes: the domain has no Babel).
+LANGUAGES = {
+    "en": "English",
+    "de": "Deutsch",
+    "es": "Español",
+    "fr": "Français",
+    "it": "Italiano",
+    "pt": "Português",
+    "nl": "Nederlands",
+    "pl": "Polski",
+    "ja": "日本語",
+    "ar": "العربية",
+}
+DEFAULT = "en"
+COOKIE = "lang"
+COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+def _(message: str, **variables: Any) -> str:
+    """gettext for the views, typed (``flask_babel`` has no type hints)."""
+    return str(gettext(message, **variables))
+
+
+def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
+    """ngettext for the views, typed; ``%(num)s`` is the count."""
+    return str(babel_ngettext(singular, plural, num, **variables))
+
+
+def translations_dir() -> Path:
+    """Inside the installed package (the wheel ships the compiled catalogues there),
+    else beside the package in a source checkout."""
+    packaged = PACKAGE / "translations"
+    return packaged if packaged.is_dir() else PACKAGE.parent / "translations"
+
+
+def compile_catalogues(directory: Path) -> list[Path]:
+    """Writes each ``.mo`` that is missing or older than its ``.po``; returns those
+    written. Written aside and renamed into place: a racing worker reads a whole file."""
+    written = []
+    for po in sorted(directory.glob("*/LC_MESSAGES/*.po")):
+        mo = po.with_suffix(".mo")
+        if mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
+            continue
+        with po.open("rb") as source:
+            catalog = read_po(source, locale=po.parts[-3])
+        draft = mo.with_name(f".{mo.name}.{os.getpid()}")
+        try:
+            with draft.open("wb") as out:
+                write_mo(out, catalog)
+            os.replace(draft, mo)
+        except OSError as error:  # a read-only install keeps what it shipped
+            log.warning("could not compile %s: %s", po, error)
+            continue
+        written.append(mo)
+    return written
+
+
+@functools.cache
+def translations_for(lang: str) -> NullTranslations:
+    """The catalogue of ``lang`` outside a request (the mailer); English if we lack it."""
+    chosen = lang if lang in LANGUAGES else DEFAULT
+    return Translations.load(str(translations_dir()), [chosen])
+
+
+@functools.cache
+def mail_templates(folder: str, lang: str) -> Environment:
+    """Templates outside Flask (the mailer's), with ``_()`` and ``ngettext()`` in
+    ``lang``; a language we lack reads English."""
+    env = Environment(
+        loader=FileSystemLoader(folder),
+        autoescape=select_autoescape(["html"]),
+        extensions=["jinja2.ext.i18n"],
+    )
+    env.install_gettext_translations(translations_for(lang), newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
+def select_language() -> str:
+    """The page's language (the picker's choice, else Accept-Language's best match),
+    with the browser's region when it asks for one of that language (en_GB): the
+    words come from the language's catalogue, times and numbers as that region writes
+    them (19:09 in Britain, 7:09 PM in the US)."""
+    if request.path.startswith("/admin"):  # the panel stays English, whatever is chosen
+        return DEFAULT
+    chosen = request.cookies.get(COOKIE, "")
+    if chosen not in LANGUAGES:
+        chosen = request.accept_languages.best_match(LANGUAGES, default=DEFAULT) or DEFAULT
+    return regional(chosen)
+
+
+def regional(language: str) -> str:
+    """``language`` with the region of the browser's first regional tag of it, if any."""
+    for tag, _quality in request.accept_languages:
+        try:
+            locale = Locale.parse(tag, sep="-")
+        except (ValueError, TypeError, UnknownLocaleError):
+            continue
+        if locale.language == language and locale.territory:
+            return f"{language}_{locale.territory}"
+    return language
+
+
+def current_language() -> str:
+    locale = get_locale()
+    return locale.language if locale is not None else DEFAULT
+
+
+def direction(language: str) -> str:
+    """``rtl`` for a language written right to left (Arabic), else ``ltr``: the value of
+    ``<html dir>``, for the pages and the emails."""
+    try:
+        return "rtl" if Locale.parse(language).text_direction == "rtl" else "ltr"
+    except (ValueError, TypeError, UnknownLocaleError):
+        return "ltr"
+
+
+def text_direction() -> str:
+    """The page's writing direction, for ``<html dir>``."""
+    return direction(current_language())
+
+
+def clock_locale() -> str:
+    """The visitor's locale as a BCP 47 tag ("en-GB"): the scripts write clock times,
+    dates and numbers with it, as the server does. Babel writes Latin digits in every
+    locale, so a locale whose browsers would write others (Arabic's ٣) asks for Latin
+    ones too (``ar-u-nu-latn``): one page, one set of digits."""
+    locale = get_locale()
+    if locale is None:
+        return DEFAULT
+    tag = str(locale).replace("_", "-")
+    return tag if locale.default_numbering_system == "latn" else f"{tag}-u-nu-latn"
+
+
+def js_strings() -> dict[str, str]:
+    """The strings of the pages' scripts (static/js) in the visitor's language. ``%(name)s`` marks a
+    value the script fills in; a plural is one key per plural category of the language
+    (``_one``, ``_few``, ``_many``, ``_other``...: Unicode's names, which the browser's
+    ``Intl.PluralRules`` gives the script), each the catalogue's form for a number of
+    that category."""
+    strings = {key: str(message) for key, message in JS_STRINGS.items()}
+    translations = get_translations()  # its ngettext leaves %(num)s for the script
+    for category, n in plural_samples(current_language()).items():
+        for key, (one, other) in JS_PLURALS.items():
+            strings[f"{key}_{category}"] = str(translations.ngettext(one, other, n))
+    return strings
+
+
+@functools.cache
+def plural_samples(language: str) -> dict[str, int]:
+    """One whole number of each plural category the language has ("one": 1, "few": 2,
+    "many": 5, "other": 0 in Polish); a category no whole number up to 1000 falls in is
+    left out (the script reads ``_other`` then)."""
+    rule = Locale.parse(language).plural_form
+    samples: dict[str, int] = {}
+    for n in range(1001):
+        samples.setdefault(rule(n), n)
+    samples.setdefault("other", 2)
+    return samples
+
+
+def when(at: float) -> str:
+    """A Unix time as the visitor's locale writes a date and time (in UTC)."""
+    return str(format_datetime(datetime.fromtimestamp(at, UTC), "medium"))
+
+
+def named_room(room: str) -> Markup:
+    """A room's name as it is set inside a translated sentence (``%(room)s``)."""
+    return Markup('<span class="room-name">{}</span>').format(room)
+
+
+def init_app(app: Flask) -> None:
+    directory = translations_dir()
+    compile_catalogues(directory)
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(directory))
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT)
+    Babel(app, locale_selector=select_language)
+    app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["named_room"] = named_room
+
+    @app.context_processor
+    def language_context() -> dict[str, Any]:
+        return {
+            "languages": LANGUAGES,
+            "current_language": current_language,
+            "clock_locale": clock_locale,
+            "text_direction": text_direction,
+            "js_strings": js_strings,
+        }
+
+    @app.after_request
+    def vary_on_language(response: Response) -> Response:
+        if response.mimetype == "text/html":
+            response.vary.add("Accept-Language")
+        return response
+
+
+# The scripts' words (static/js/*.js read them through page.t("key") and page.tn("key", n)).
+JS_STRINGS = {
+    # the waiting page
+    "inLine": lazy_gettext("Number %(position)s in line · %(room)s"),
+    "updatedNow": lazy_gettext("Updated just now"),
+    "updatedAgo": lazy_gettext("Updated %(n)s s ago"),
+    "updatedMinutes": lazy_gettext("Updated %(n)s min ago"),
+    "lost": lazy_gettext("Connection lost, trying again… (updated %(age)s)"),
+    "lostSaid": lazy_gettext("Connection lost. This page keeps trying to check in for you."),
+    "justNow": lazy_gettext("just now"),
+    "secondsAgo": lazy_gettext("%(n)s s ago"),
+    "minutesAgo": lazy_gettext("%(n)s min ago"),
+    "around": lazy_gettext(" (around %(time)s your time)"),
+    "turnTitle": lazy_gettext("It's your turn! · %(room)s"),
+    "turnGo": lazy_gettext("Taking you in… %(n)s"),
+    "turnHidden": lazy_gettext("Come back to this tab to go in."),
+    "turnNotify": lazy_gettext("It's your turn"),
+    "turnNotifyBody": lazy_gettext("A seat in %(room)s is free for you."),
+    "endedTitle": lazy_gettext("Your place has ended · %(room)s"),
+    "seatEndedTitle": lazy_gettext("Your seat has ended · %(room)s"),
+    # the "line is too long" page (static/js/retry.js)
+    "retrying": lazy_gettext("Trying again now…"),
+    "tryNow": lazy_gettext("Try again now"),
+    # the room page
+    "title_your_turn": lazy_gettext("It is your turn! · %(room)s"),
+    "your_turn": lazy_gettext("It is your turn"),
+    "your_turn_body": lazy_gettext("You are in %(room)s now."),
+    "something_wrong": lazy_gettext("something went wrong"),
+    "you": lazy_gettext("you"),
+    "you_marker": lazy_gettext(" (you)"),
+    "new_divider": lazy_gettext("New"),
+    "chat_restarted": lazy_gettext("The chat started over."),
+    "chat_not_connected": lazy_gettext("The chat is not connected: %(reason)s"),
+    "too_many_connections": lazy_gettext("too many open connections"),
+    "chat_closed": lazy_gettext("The chat is closed: you are no longer in this room."),
+    "empty_message": lazy_gettext("An empty message cannot be sent."),
+    "message_too_long": lazy_gettext(
+        "A message can be at most %(max)s characters; this one has %(count)s."
+    ),
+    "over_by": lazy_gettext("(%(count)s too many)"),
+    "too_fast": lazy_gettext(
+        "You are sending too fast: at most %(count)s messages every %(seconds)s seconds;"
+        " try again in %(wait)s s."
+    ),
+    "not_connected_kept": lazy_gettext(
+        "Not connected right now; your message is still in the box. "
+        "Send it again once the page says Live."
+    ),
+    "disconnected": lazy_gettext("Disconnected"),
+    "seat_ended": lazy_gettext("Your seat has ended: %(reason)s."),
+    "join_again": lazy_gettext("Join again"),
+    "back_to_lobby": lazy_gettext("Back to the lobby"),
+    "not_connected": lazy_gettext("Not connected"),
+    "could_not_connect": lazy_gettext(
+        "This page could not connect: %(reason)s. Reload the page to try again."
+    ),
+    "live": lazy_gettext("Live"),
+    "reconnecting": lazy_gettext("Reconnecting…"),
+    "reconnecting_away": lazy_gettext("Reconnecting (briefly unavailable)…"),
+    "copied": lazy_gettext("Copied to the clipboard."),
+    "copy_by_hand": lazy_gettext("Select the link and copy it."),
+}
+# Marked for extraction with ngettext below; read back through the catalogue above.
+JS_PLURALS = {
+    "retryIn": ("Trying again in %(num)s second.", "Trying again in %(num)s seconds."),
+    "new_messages": ("%(num)s new message", "%(num)s new messages"),
+    "missed": (
+        "%(num)s earlier message is no longer available.",
+        "%(num)s earlier messages are no longer available.",
+    ),
+}
+if TYPE_CHECKING:  # never run: only shows pybabel the plural pairs above
+    ngettext("Trying again in %(num)s second.", "Trying again in %(num)s seconds.", 1)
+    ngettext("%(num)s new message", "%(num)s new messages", 1)
+    ngettext(
+        "%(num)s earlier message is no longer available.",
+        "%(num)s earlier messages are no longer available.",
+        1,
+    )
+
+
+def gone_reason(why: str) -> str:
+    """Why a place or seat ended, as the end of a sentence."""
+    reasons = {
+        "left": _("you left"),
+        "removed": _("an admin removed you"),
+        "dropped": _("you missed your check-ins and dropped out of the line"),
+        "unclaimed": _("the seat offered to you was not claimed in time"),
+        "grace": _("you were away longer than the grace period"),
+        "session": _("you did not check in for too long"),
+        "sold_out": _("it sold out before your turn"),
+        "event_ended": _("the event has ended"),
+    }
+    return reasons.get(why, why)
