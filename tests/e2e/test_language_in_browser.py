@@ -54,7 +54,7 @@ def test_picker_switches_to_german_and_the_script_follows(
 
     server.api("POST", f"/api/rooms/{name}/leave/{held['token']}")  # Ada's turn
     expect(ada.locator("#turn-go")).to_contain_text("Sie werden hineingebracht", timeout=20_000)
-    expect(ada.get_by_role("heading", name="Sie sind in Konzertsaal")).to_be_visible()
+    expect(ada.get_by_role("heading", name="Sie sind in Konzertsaal")).to_be_visible(timeout=20_000)
     expect(ada.locator("#connection")).to_have_attribute("data-state", "live")
     shoot(ada, artifacts, "room-de")
 
