@@ -125,6 +125,7 @@ local function seat(token, t, now, deadline, state)
             redis.call('XADD', K_ACCURACY, 'MAXLEN', '~', ACCURACY_MAX, '*', 'at', tostring(now),
                 'predicted', predicted, 'actual', tostring(now - t.j))
             created(K_ACCURACY)
+            count_estimate(predicted, now - t.j)
         end
         -- Of the k people ahead of this ticket when it joined, how many were let in
         -- first (the rest dropped out): "ahead" sums that count, weighted by k. Line

@@ -20,6 +20,7 @@ from webapp.domain.join_limits import Throttled
 from webapp.domain.site_keys import SiteKeyNotFound, TooManySiteKeys
 from webapp.i18n import _, gone_reason
 from webapp.security import THROTTLED, throttled
+from webapp.views import services
 from webapp.views.extras import room_about
 from webapp.views.words import explain, wait_words
 
@@ -269,6 +270,7 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:
+        services().metrics.redis_error()
         status, message, headers = outage(request.method, request.path, error)
         return error_response(status, message, headers, outage=True)
 
