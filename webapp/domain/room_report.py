@@ -101,7 +101,7 @@ def waits_by_arrival(points: list[tuple[float, float]]) -> list[Waits]:
     (admitted at less the wait), with each minute's percentiles."""
     groups: dict[int, list[float]] = {}
     for at, actual in points:
-        groups.setdefault(int((at - actual) // 60), []).append(actual)
+        groups.setdefault(int((at - actual) // 60), []).append(max(actual, 0.0))
     out = []
     for minute in sorted(groups):
         waits = sorted(groups[minute])
