@@ -210,7 +210,7 @@ def draw(prometheus: str, where: Path) -> None:
     by Chromium."""
     from playwright.sync_api import sync_playwright
 
-    from webapp.views import charts
+    from webapp.views.shared import charts
 
     end = time.time()
     times = [end - 120 + 2 * i for i in range(61)]

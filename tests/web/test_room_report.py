@@ -15,7 +15,7 @@ from flask import Flask
 
 from tests.web.test_admin_panel import Panel
 from webapp.domain.refusals import TicketGone
-from webapp.views.admin_report import COLUMNS
+from webapp.views.admin.report import COLUMNS
 
 T0 = 1_700_000_000  # the FakeClock's start: 20 s into a minute
 REPORT = "/admin/rooms/drop/report"

@@ -69,5 +69,6 @@ class JoinRefusals:
         """One refused join of ``room`` (nothing if the room does not exist)."""
         keys = self.keys.room(room)
         self.scripts["room_refused"](
-            keys=[keys.settings, keys.stats, keys.history], args=[now, reason]
+            keys={"settings": keys.settings, "stats": keys.stats, "history": keys.history},
+            args=[now, reason],
         )
