@@ -17,9 +17,11 @@ measured holding times and the capacity set at the time, sd from Poisson departu
 shown unsmoothed).
 
 Four scenarios keep the pace of releases (steady exponential and lognormal seats,
-bursts, a rising share of dropouts); three change it: stays that double for 30 minutes
+bursts, a rising share of dropouts); seven change it: stays that double for 30 minutes
 (every stay in progress runs at half speed meanwhile), the capacity halved by an admin
-for an hour, and a pace that changes every 5 to 20 minutes. Those with one change also
+for an hour, a periodic slowdown (half speed 5 minutes in every 20), a step down
+(stays double for good), a step up (stays halve for good), admins pausing the room for
+3 minutes every half hour, and a pace that changes every 5 to 20 minutes. Those with one change also
 score the visitors who joined near it ("who joined near it": from ten minutes before
 the change to twenty after its end), and each run says the share of scored visitors
 ever told that the line had slowed down ("told slower").
