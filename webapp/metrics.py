@@ -29,6 +29,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.reports import Reports
 from webapp.domain.settings import STATUSES
+from webapp.domain.webhooks import Webhooks
 from webapp.redis.replies import text as _text
 
 if TYPE_CHECKING:
@@ -137,6 +138,34 @@ class RoomCollector:
         yield from (capacity, taken, waiting, status, joined, admitted, ended, waits)
 
 
+class WebhookCollector:
+    """The webhooks' outbox, read from Redis at scrape time (every endpoint's counts
+    added up; ``webapp.domain.webhooks``): the names are the dashboard's, unprefixed."""
+
+    def __init__(self, webhooks: Webhooks) -> None:
+        self.webhooks = webhooks
+
+    def collect(self) -> Iterator[Metric]:
+        f = self.webhooks.figures()
+        depth = GaugeMetricFamily(
+            "webhook_outbox_depth", "Webhook deliveries not yet delivered or failed"
+        )
+        depth.add_metric([], f.pending)
+        tries = CounterMetricFamily(
+            "webhook_deliveries",
+            "Webhook tries by outcome: delivered, failed (given up after 24 h), retry",
+            labels=["result"],
+        )
+        tries.add_metric(["delivered"], f.delivered)
+        tries.add_metric(["failed"], f.failed)
+        tries.add_metric(["retry"], f.retry)
+        seconds = HistogramMetricFamily(
+            "webhook_delivery_seconds", "Time from an event to its receiver's 2xx, in seconds"
+        )
+        seconds.add_metric([], f.buckets, f.seconds)
+        yield from (depth, tries, seconds)
+
+
 def _family(kind: Callable[..., F], name: str, *labels: str) -> F:
     """An empty family of per-room samples: ``PREFIX + name``, labelled by room."""
     return kind(PREFIX + name, HELP[name], labels=["room", *labels])
@@ -146,7 +175,7 @@ class Metrics:
     """What ``/metrics`` serves: the rooms' figures, request latency per endpoint, and
     websocket handshakes. One per app."""
 
-    def __init__(self, reports: Reports) -> None:
+    def __init__(self, reports: Reports, webhooks: Webhooks | None = None) -> None:
         # On no registry of their own: the scrape registry below takes them, or in
         # multiprocess mode reads what every worker wrote to the shared directory.
         self.latency = Histogram(
@@ -168,6 +197,8 @@ class Metrics:
             self.registry.register(self.handshakes)
         # Once, on the scrape registry: it reads Redis, which every worker shares.
         self.registry.register(RoomCollector(reports))
+        if webhooks is not None:
+            self.registry.register(WebhookCollector(webhooks))
         self._timers: dict[tuple[str, str, str], Any] = {}  # labels -> their histogram
 
     def observe(self, endpoint: str, method: str, status: str, seconds: float) -> None:

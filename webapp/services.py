@@ -36,6 +36,7 @@ from webapp.domain.site_keys import SiteKeys
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
+from webapp.domain.webhooks import Webhooks
 from webapp.periodic import off_the_loop, run_every
 from webapp.realtime import Hub, RoomRelay, room_state
 from webapp.redis.connection import connect
@@ -77,6 +78,7 @@ class Services:
     site_keys: SiteKeys
     join_limits: JoinLimits
     admission: Admission
+    webhooks: Webhooks
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -131,6 +133,9 @@ def build(settings: Mapping[str, Any]) -> Services:
     waitlists = Waitlists(rooms, secret=secret)
     revocations = Revocations(client, keys, hub, clock)
     visits = Visits(rooms, reports, chats, announcer, lobby, waitlists, revocations)
+    hosts = str(settings.get("WEBHOOK_HOSTS") or "").split(",")
+    webhooks = Webhooks(client, keys, scripts, clock, hosts=hosts)
+    visits.webhooks = webhooks  # a new room writes its events at once if one is wanted
     passes = Passes(
         PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
         issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
@@ -172,7 +177,7 @@ def build(settings: Mapping[str, Any]) -> Services:
         live_claims=LiveClaims(client, keys, scripts),
         admins=Admins(client, keys, hashing=off_the_loop),
         mail=MailHealth(client, keys),
-        metrics=Metrics(reports),
+        metrics=Metrics(reports, webhooks),
         challenges=challenges,
         passes=passes,
         seat_passes=SeatPasses(passes, keys, scripts),
@@ -180,4 +185,5 @@ def build(settings: Mapping[str, Any]) -> Services:
         site_keys=SiteKeys(client, keys, scripts),
         join_limits=join_limits,
         admission=admission,
+        webhooks=webhooks,
     )

@@ -374,5 +374,5 @@ class WaitingRooms:
 
 @lru_cache(maxsize=4096)
 def _room_keys(keys: Keys, room: str) -> tuple[str, ...]:
-    """The room's sixteen keys, built once per room rather than on every call."""
+    """The room's seventeen keys, built once per room rather than on every call."""
     return tuple(keys.room(room).all())

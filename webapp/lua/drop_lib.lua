@@ -8,21 +8,21 @@
 -- burst at the start costs Redis little (bench/drop_start.py). Included by the scripts
 -- that need it; never run alone.
 --
--- KEYS after the room's sixteen (DropKeys in webapp/redis/keys.py):
---  17 drop      hash   the draw: state ('' | committed | placing | drawn), commitment,
+-- KEYS after the room's seventeen (DropKeys in webapp/redis/keys.py):
+--  18 drop      hash   the draw: state ('' | committed | placing | drawn), commitment,
 --                      seed (kept here, read by the app only once drawn), committed_at,
 --                      drawn_at, entries (placed so far), starts_at (of this draw); while
 --                      placing: first (the first line number reserved), reserved (how
 --                      many), c0 (line admissions at the start); stock: sold (all
 --                      reported), admitted0 (the room's admissions when stock was first
 --                      counted)
---  18 prequeue  zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
+--  19 prequeue  zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
 --                      committed, ranked at the start); its ticket has pq = 1 and di (its
 --                      draw id); it is in checkin, as every waiting ticket, not in the
 --                      line. The start takes each out as it places it.
---  19 drawn     list   the draw ids (public ids) in drawn order
---  20 pool      set    scratch for the seed's randomness (deleted by the same script)
-local K_DROP, K_PREQUEUE, K_DRAWN, K_POOL = KEYS[17], KEYS[18], KEYS[19], KEYS[20]
+--  20 drawn     list   the draw ids (public ids) in drawn order
+--  21 pool      set    scratch for the seed's randomness (deleted by the same script)
+local K_DROP, K_PREQUEUE, K_DRAWN, K_POOL = KEYS[18], KEYS[19], KEYS[20], KEYS[21]
 local DROP_TTL = 30 * 86400  -- seconds an untouched drop's record is kept
 
 -- The schedule and the draw's state, from the settings hash and the drop's.

@@ -3,7 +3,7 @@
 -- or a shop's API call), or the number left set outright. Sold units are counted once
 -- per request id. At 0 left the room is sold out: the waiting tickets end (reason
 -- sold_out, a batch here, the rest by the sweep's drop_tick.lua); raising it reopens.
--- KEYS: the room's sixteen (room_lib.lua), the drop's four (drop_lib.lua), then 21 the
+-- KEYS: the room's seventeen (room_lib.lua), the drop's four (drop_lib.lua), then 22 the
 --       request id's record (string; '' request id: unused)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 op (sold |
 --       left), 5 the number, 6 request id ('' = none), 7 who
@@ -21,7 +21,7 @@ elseif s.waitlist then
     return {'waitlist', '', 0, 0, 0}
 end
 ACTOR = ARGV[7] ~= '' and ARGV[7] or ACTOR
-local K_REQUEST = KEYS[21]
+local K_REQUEST = KEYS[22]
 if request_id ~= '' and redis.call('EXISTS', K_REQUEST) == 1 then
     local was = cjson.decode(redis.call('GET', K_REQUEST))
     touch(now)
@@ -51,6 +51,7 @@ if left and left ~= d.stock then
 end
 local ended = 0
 if left and left <= 0 then
+    if not d.stock or d.stock > 0 then emit('room.sold_out', now, nil, nil, {sold = sold}) end
     ended = end_waiting(now, 'sold_out', BATCH, 5000)  -- (µs; the sweep ends the rest)
 end
 local shown = left and tostring(left) or ''

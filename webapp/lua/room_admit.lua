@@ -5,7 +5,7 @@
 -- capacity does not apply), each with its message in the outbox.
 -- Idempotent by request id: the same id again admits nobody new and answers as the
 -- first time did. One script, so two admins at once never admit one person twice.
--- KEYS: the room's sixteen keys (room_lib.lua), then 17: this request's record (a
+-- KEYS: the room's seventeen keys (room_lib.lua), then 18: this request's record (a
 --   string with the room's birth and the request's answer, kept a day), then the
 --   waitlist's keys
 --   (waitlist_lib.lua)
@@ -34,7 +34,7 @@ end
 local request = ARGV[5]
 local born = request ~= '' and redis.call('HGET', K_SETTINGS, 'born') or ''
 if request ~= '' then
-    local done = redis.call('GET', KEYS[17])
+    local done = redis.call('GET', KEYS[18])
     if done then
         local made_in, answer = string.match(done, '^(%S*) (.*)$')
         if not made_in then
@@ -48,14 +48,14 @@ end
 local function finish(admitted, renew)
     local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
     if request ~= '' then
-        redis.call('SET', KEYS[17], born .. ' ' .. answer, 'EX', 86400)
+        redis.call('SET', KEYS[18], born .. ' ' .. answer, 'EX', 86400)
     end
     renew()
     return {'ok', answer, '0'}
 end
 if s.waitlist then
     ACTOR = who
-    use_waitlist_keys(18)
+    use_waitlist_keys(19)
     local w = load_waitlist()
     if w.ordering == 'lottery' and w.state ~= 'drawn' then
         return {'not_drawn', '[]', '0'}

@@ -6,7 +6,7 @@
 -- in seconds ('' = no sweep runs), 3 the upkeep batch size (the most of each kind of
 -- item one upkeep handles); a script's own arguments follow from ARGV[4].
 --
--- KEYS (every room script takes the same sixteen, all with the room's hash tag):
+-- KEYS (every room script takes the same seventeen, all with the room's hash tag):
 --   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
 --                        max_wait_seconds, max_line_length, status, admission_mode,
 --                        version, notice, notice_at, born (when the room was made),
@@ -37,11 +37,15 @@
 --                        lg on its record): entry (the token), email, name, lang, at,
 --                        until (the offer's deadline); capped, TTL as a runtime key. A
 --                        waitlist room's outbox is the same key (waitlist_lib.lua).
+--  17 events      stream what happened, for the webhooks (events_lib.lua emit()): type,
+--                        at, ticket (the token: the worker sends its public id), sub,
+--                        data (JSON); written only while the settings' webhooks is 1
 
 local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_TICKETS, K_IDENT, K_ENDED, K_STATS, K_CLOCK = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local K_AUDIT, K_CODES, K_HISTORY = KEYS[11], KEYS[12], KEYS[13]
 local K_PREDICTIONS, K_ACCURACY, K_OUTBOX = KEYS[14], KEYS[15], KEYS[16]
+local K_EVENTS = KEYS[17]
 
 local BATCH = tonumber(ARGV[3])  -- the upkeep batch size, ARGV[3] of every script
 

@@ -4,7 +4,7 @@
 -- room_join.lua: visitors ask to enter a room, in the order given: the same as one
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
--- KEYS: the room's sixteen keys (room_lib.lua), then a drop's four (drop_lib.lua)
+-- KEYS: the room's seventeen keys (room_lib.lua), then a drop's four (drop_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then eight per
 --       joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit), the settings version the
@@ -87,6 +87,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     if email ~= '' then
         t.em, t.lg = email, lang ~= '' and lang or 'en'
     end
+    emit('visitor.joined', now, token, t, {prequeue = phase == 'prequeue'})
     if phase == 'prequeue' then
         prequeue(token, t, now, lease, s)
     elseif enters then

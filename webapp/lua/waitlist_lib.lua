@@ -5,9 +5,9 @@
 -- room_lib.lua in front of it; it is never run alone.
 --
 -- A waitlist room keeps its entries in keys of its own (keys.py WaitlistKeys), passed
--- after the room's sixteen keys: KEYS[first + i], where each script names `first` with
--- use_waitlist_keys() (17 in the waitlist scripts and room_configure.lua, 18 in
--- room_admit.lua, whose key 17 is the request's record):
+-- after the room's seventeen keys: KEYS[first + i], where each script names `first` with
+-- use_waitlist_keys() (18 in the waitlist scripts and room_configure.lua, 19 in
+-- room_admit.lua, whose key 18 is the request's record):
 --   +0  entries   hash   entry id -> JSON {n name, em email, ek email key, rc referral
 --                        code, by referrer, ok confirmed, p points, seq, j joined,
 --                        st waiting|admitted|lapsed, a admitted at, l lapsed at, ip/net/
@@ -253,6 +253,7 @@ local function admit_entry(id, e, w, now, how)
     e.st, e.a = 'admitted', now
     put_entry(id, e)
     notify('admitted', id, e, now, 'until', tostring(deadline))
+    emit('waitlist.admitted', now, id, nil, {how = how})
     count('admitted', now)
     audit(now, 'admit', named(e), how)
 end
@@ -364,7 +365,7 @@ end
 -- settings, the entry. Returns s, w, e, id, nil; or nil, nil, nil, nil and the reply to
 -- return now (no_room, not_waitlist, unknown).
 local function waitlist_entry(now, id)
-    use_waitlist_keys(17)
+    use_waitlist_keys(18)
     local s = load_settings()
     if not s then
         return nil, nil, nil, nil, entry_reply('no_room', id, nil, nil, nil, now)
