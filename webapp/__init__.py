@@ -81,6 +81,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         move,
         pages,
         waitlist,
+        webhooks_api,
         ws,
     )
     from webapp.views import metrics as metrics_views
@@ -89,11 +90,13 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     filters.init_app(app)  # times in UTC, spans, the panel's words
     hot.init_app(app, services)  # a live room's check-in without Flask (before the next)
-    security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp, gate.bp])  # tokens
+    tokens = [api.bp, admin_api.bp, webhooks_api.bp, gate.bp]  # no CSRF: bearer tokens
+    security.init_app(app, services.keys, exempt=tokens)
     app.register_blueprint(health.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(gate.bp)  # site rooms: /gate/<room>, the keys, the release
     app.register_blueprint(admin_api.bp)
+    app.register_blueprint(webhooks_api.bp)  # /api/admin/webhooks
     app.register_blueprint(pages.bp)
     app.register_blueprint(line.bp)  # the waiting page's poll, leaving, its email
     app.register_blueprint(language.bp)  # the footer's language picker
