@@ -44,6 +44,7 @@ FLAG_EVERY = 5.0  # seconds between checks that every room's flag is right
 READ = 500  # events read from one room's stream per round
 IN_FLIGHT = 32  # deliveries of one endpoint being sent at once, at most
 USER_AGENT = "waiting-room-webhooks/1"
+REDIS_START = 30.0  # seconds the app's Redis may take to answer at start, quietly
 
 
 class WebhookWorker:
@@ -81,18 +82,27 @@ class WebhookWorker:
         self._redis: bool | None = None
 
     def run(self, stop: threading.Event) -> None:
-        """Rounds until ``stop``; a Redis outage is said once, then waited out."""
+        """Rounds until ``stop``. Redis not answering is said once, in words, and only
+        when it lasts: at start (``make run`` starts the app's Redis at the same time)
+        for REDIS_START seconds, later for two rounds a second apart (not while the
+        whole app stops)."""
+        started, failures = time.monotonic(), 0
         while not stop.is_set():
             busy = 0
             try:
                 busy = self.run_once()
-                if self._redis is False:
+                if self._redis is None:
+                    log.info("ready: it sends the rooms' events to their webhook endpoints")
+                elif self._redis is False:
                     log.info("the app's Redis answers again; the webhooks go on")
-                self._redis = True
+                self._redis, failures = True, 0
             except (redis.ConnectionError, redis.TimeoutError) as error:
-                if self._redis is not False:
-                    log.warning("lost the app's Redis (%s); webhooks wait until it answers", error)
-                self._redis = False
+                failures += 1
+                waited = time.monotonic() - started
+                lasting = waited > REDIS_START if self._redis is None else failures >= 2
+                if lasting and self._redis is not False and not stop.is_set():
+                    log.warning("the app's Redis does not answer (%s); webhooks wait", error)
+                    self._redis = False
                 stop.wait(1.0)
             except Exception:
                 log.exception("webhook round failed")
@@ -262,7 +272,6 @@ def main() -> None:
         lease=float(settings["WEBHOOK_LEASE_SECONDS"]),
         poll=float(settings["WEBHOOK_POLL_SECONDS"]),
     )
-    log.info("ready: it sends the rooms' events to their webhook endpoints")
     worker.run(stop)
 
 
