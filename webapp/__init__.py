@@ -67,6 +67,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin_settings,
         admin_site_keys,
         admin_waitlist,
+        admin_webhooks,
         api,
         claims,
         drops,
@@ -107,7 +108,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services)  # /admin/login, `flask admin`
     # the control panel, behind that login: its pages, then its actions
-    panels = (admin, admin_settings, admin_people, admin_waitlist, admin_drops, admin_site_keys)
+    panels = (admin, admin_settings, admin_people, admin_waitlist, admin_drops, admin_site_keys,
+              admin_webhooks)  # fmt: skip
     for panel in panels:
         app.register_blueprint(panel.bp)
     ws.init_app(app)

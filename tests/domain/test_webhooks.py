@@ -288,3 +288,32 @@ def test_worker_killed_mid_delivery_loses_nothing(
     assert len({r.id for r in ok}) == 40  # 20 joined, 20 admitted
     for r in ok:
         r.verify(secret)
+
+
+def test_metrics_name_the_outbox(
+    visits: Visits, webhooks: Webhooks, worker: WebhookWorker, receiver: Receiver, clock: Any
+) -> None:
+    """/metrics: webhook_outbox_depth, webhook_deliveries_total{result}, and the
+    webhook_delivery_seconds histogram, from every endpoint's counts in Redis."""
+    from webapp.domain.reports import Reports
+    from webapp.metrics import Metrics
+
+    webhooks.create(receiver.url)
+    visits.configure("m", {"capacity": 1})
+    visits.join("m", identity="a")
+    receiver.status = 500
+    drain(worker)
+    receiver.status = 200
+    clock.advance(2)
+    drain(worker)
+    visits.join("m", identity="b")
+    receiver.status = 500
+    drain(worker)  # its event refused: in the outbox, to be tried again
+    text, _ = Metrics(Reports(visits.rooms), webhooks).exposition("text/plain")
+    lines = text.decode().splitlines()
+    assert "webhook_outbox_depth 1.0" in lines
+    assert 'webhook_deliveries_total{result="delivered"} 2.0' in lines
+    assert 'webhook_deliveries_total{result="retry"} 2.0' in lines
+    assert 'webhook_deliveries_total{result="failed"} 0.0' in lines
+    assert "webhook_delivery_seconds_count 2.0" in lines
+    assert 'webhook_delivery_seconds_bucket{le="+Inf"} 2.0' in lines
