@@ -59,8 +59,9 @@ def endpoint_page(endpoint_id: str, status: int = 200, secret: str = "") -> Resp
     found = webhooks().get(endpoint_id)
     if found is None:
         abort(404)
+    deliveries = webhooks().deliveries(endpoint_id)
     page = render_template("admin/webhook.html", endpoint=found, secret=secret,
-                           deliveries=webhooks().deliveries(endpoint_id), now=lobby().now())  # fmt: skip
+                           deliveries=deliveries, now=lobby().now())  # fmt: skip
     return page, status, NO_STORE if secret else {}
 
 
