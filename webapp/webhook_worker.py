@@ -31,6 +31,8 @@ from webapp.domain.webhooks import (
     SEND_TIMEOUT,
     Delivery,
     Endpoint,
+    Event,
+    Try,
     Webhooks,
     event_body,
     headers,
@@ -42,6 +44,7 @@ log = logging.getLogger("webapp.webhook_worker")
 GROUP = "webhooks"
 FLAG_EVERY = 5.0  # seconds between checks that every room's flag is right
 READ = 500  # events read from one room's stream per round
+FAN_OUT = 100  # events put in an endpoint's outbox by one script call
 IN_FLIGHT = 32  # deliveries of one endpoint being sent at once, at most
 USER_AGENT = "waiting-room-webhooks/1"
 REDIS_START = 30.0  # seconds the app's Redis may take to answer at start, quietly
@@ -78,6 +81,8 @@ class WebhookWorker:
         self._flagged = 0.0
         self._claiming = False  # this round also takes over a dead host's read events
         self._sending: dict[str, int] = {}  # endpoint id -> deliveries being sent
+        self._tried: dict[str, list[tuple[Endpoint, Try]]] = {}  # ended, not yet recorded
+        self._wake = threading.Event()  # a try ended
         self._lock = threading.Lock()
         self._redis: bool | None = None
 
@@ -107,7 +112,8 @@ class WebhookWorker:
             except Exception:
                 log.exception("webhook round failed")
             if not busy:
-                stop.wait(self.poll)
+                self._wake.wait(self.poll)  # a try that ends wakes it early
+                self._wake.clear()
         self.pool.shutdown(wait=True)
 
     def run_once(self) -> int:
@@ -118,7 +124,7 @@ class WebhookWorker:
         if self._claiming:
             self.webhooks.flag_rooms()
             self._flagged = time.monotonic()
-        done = 0
+        done = self._record()
         for room in self._rooms(endpoints):
             done += self._events(room, endpoints)
         for endpoint in endpoints:
@@ -135,12 +141,14 @@ class WebhookWorker:
         return sorted({room for e in live for room in e.rooms or ()})
 
     def wait_idle(self, timeout: float = 30.0) -> None:
-        """Until no delivery is being sent (tests and a clean stop)."""
+        """Until no delivery is being sent, every try recorded (tests)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             with self._lock:
-                if not any(self._sending.values()):
-                    return
+                sent = sum(self._sending.values()) == sum(len(t) for t in self._tried.values())
+            if sent:
+                self._record()
+                return
             time.sleep(0.01)
 
     # -- events into the outboxes --------------------------------------------
@@ -164,9 +172,11 @@ class WebhookWorker:
                 raise
             self._groups.discard(stream)  # the stream expired or went with its room
             return 0
-        for stream_id, fields in messages:
-            if fields:
-                self._fan_out(room, stream_id, texts(fields), endpoints)
+        events = [self._event(room, i, texts(f)) for i, f in messages if f]
+        for endpoint in endpoints:
+            wanted = [e for e in events if endpoint.wants(room, e.type)]
+            for at in range(0, len(wanted), FAN_OUT):
+                self.webhooks.enqueue(endpoint.id, wanted[at : at + FAN_OUT])
         if messages:
             self.client.xack(stream, GROUP, *(stream_id for stream_id, _ in messages))
         return len(messages)
@@ -187,15 +197,11 @@ class WebhookWorker:
                 messages.extend((text(i), f) for i, f in batch)
         return messages
 
-    def _fan_out(
-        self, room: str, stream_id: str, fields: dict[str, str], endpoints: list[Endpoint]
-    ) -> None:
+    @staticmethod
+    def _event(room: str, stream_id: str, fields: dict[str, str]) -> Event:
         kind, body, order = event_body(room, fields)
-        delivery_id = webhook_id(room, stream_id)
         at = float(fields.get("at") or 0)
-        for endpoint in endpoints:
-            if endpoint.wants(room, kind):
-                self.webhooks.enqueue(endpoint, delivery_id, kind, room, at, body, order)
+        return Event(webhook_id(room, stream_id), kind, room, at, body, order)
 
     # -- sending ---------------------------------------------------------------
 
@@ -212,16 +218,34 @@ class WebhookWorker:
         return len(due)
 
     def _send(self, endpoint: Endpoint, delivery: Delivery) -> None:
+        """One try, its outcome handed to the round (which records the round's tries of
+        one endpoint in one script call)."""
         try:
             status, error = self.post(endpoint, delivery)
-            outcome = self.webhooks.finish(endpoint.id, delivery, self.worker, status, error)
-            if outcome in ("retry", "failed"):
-                log.info("webhook %s to %s: %s (%s)", delivery.id, endpoint.url, outcome, error)
-        except Exception:  # Redis gone mid-way: the lease brings it back
-            log.exception("webhook %s to %s not recorded", delivery.id, endpoint.url)
-        finally:
-            with self._lock:
-                self._sending[endpoint.id] -= 1
+        except Exception as failure:  # a bug: recorded as a failed try, never lost
+            log.exception("webhook %s to %s", delivery.id, endpoint.url)
+            status, error = 0, type(failure).__name__
+        with self._lock:
+            self._tried.setdefault(endpoint.id, []).append(
+                (endpoint, Try(delivery, status, error, self.clock()))
+            )
+        self._wake.set()
+
+    def _record(self) -> int:
+        """Records the tries that ended since the last round; how many."""
+        with self._lock:
+            tried, self._tried = self._tried, {}
+        for endpoint_id, pairs in tried.items():
+            try:  # Redis gone: raised, and the leases bring these tries back
+                outcomes = self.webhooks.finish(endpoint_id, self.worker, [t for _, t in pairs])
+            finally:
+                with self._lock:
+                    self._sending[endpoint_id] -= len(pairs)
+            for (endpoint, t), outcome in zip(pairs, outcomes, strict=False):
+                if outcome != "delivered":
+                    log.info("webhook %s to %s: %s (%s)", t.delivery.id, endpoint.url, outcome,
+                             t.error or t.status)  # fmt: skip
+        return sum(len(pairs) for pairs in tried.values())
 
     def post(self, endpoint: Endpoint, delivery: Delivery) -> tuple[int, str]:
         """One try: the response's status and, unless a 2xx, what went wrong."""

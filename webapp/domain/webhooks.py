@@ -129,6 +129,28 @@ class Delivery:
 
 
 @dataclass(frozen=True)
+class Event:
+    """One event of a room as an endpoint's outbox takes it."""
+
+    id: str  # the webhook-id
+    type: str
+    room: str
+    at: float
+    body: str  # the JSON sent, the same on every try
+    order: str  # the ticket's public id ('' for an event of the room)
+
+
+@dataclass(frozen=True)
+class Try:
+    """How one try of a delivery went: the response's status (0: none) by ``at``."""
+
+    delivery: Delivery
+    status: int
+    error: str
+    at: float
+
+
+@dataclass(frozen=True)
 class Figures:
     """Every endpoint's counts added up, for /metrics."""
 
@@ -390,18 +412,16 @@ class Webhooks:
 
     # -- the outbox ------------------------------------------------------------
 
-    def enqueue(self, endpoint: Endpoint, delivery_id: str, kind: str, room: str, at: float,
-                body: str, order: str) -> bool:  # fmt: skip
-        """Puts one event in the endpoint's outbox once (False: it was there already, or
-        the endpoint is gone)."""
-        record = {"type": kind, "room": room, "at": at, "body": body, "st": "pending", "n": 0}
-        if order:
-            record["o"] = order
-        done = self.scripts["hook_enqueue"](
-            keys=self.keys.hook(endpoint.id).all(),
-            args=[delivery_id, order, orjson.dumps(record).decode(), at, self.clock(), KEPT],
-        )
-        return int(done) == 1
+    def enqueue(self, endpoint_id: str, events: Sequence[Event]) -> int:
+        """Puts events in the endpoint's outbox, each once; how many were new (-1: the
+        endpoint is gone)."""
+        args: list[Any] = [self.clock(), KEPT]
+        for e in events:
+            record = {"type": e.type, "room": e.room, "at": e.at, "body": e.body, "st": "pending"}
+            if e.order:
+                record["o"] = e.order
+            args += [e.id, e.order, orjson.dumps(record).decode(), e.at]
+        return int(self.scripts["hook_enqueue"](keys=self.keys.hook(endpoint_id).all(), args=args))
 
     def claim(self, endpoint_id: str, worker: str, lease: float, most: int) -> list[Delivery]:
         """Deliveries due now, the sending worker's for ``lease`` seconds."""
@@ -412,32 +432,23 @@ class Webhooks:
         )
         return [_delivery(text(reply[i]), reply[i + 1]) for i in range(0, len(reply), 2)]
 
-    def finish(self, endpoint_id: str, delivery: Delivery, worker: str, status: int,
-               error: str) -> str:  # fmt: skip
-        """Records how one try went: delivered (a 2xx), retry, or failed (24 hours of
-        tries); an endpoint failing for 24 hours is disabled. Returns the outcome ('':
-        another worker holds the delivery now)."""
-        now = self.clock()
-        ok = 200 <= status < 300
-        later = None if ok else next_try(delivery.attempts, delivery.first or now, now)
-        outcome = "delivered" if ok else ("retry" if later is not None else "failed")
-        seconds = max(now - delivery.at, 0.0)
-        done = self.scripts["hook_done"](
-            keys=self.keys.hook(endpoint_id).all(),
-            args=[
-                delivery.id,
-                worker,
-                now,
-                outcome,
-                later or 0,
-                status,
-                error[:200],
-                GIVE_UP_AFTER,
-                bucket(seconds),
-                repr(seconds),
-            ],
-        )
-        return outcome if int(done) == 1 else ""
+    def finish(self, endpoint_id: str, worker: str, tries: Sequence[Try]) -> list[str]:
+        """Records how tries went: delivered (a 2xx), retry, or failed (24 hours of
+        tries); an endpoint failing for 24 hours is disabled. Returns each outcome."""
+        args: list[Any] = [worker, GIVE_UP_AFTER]
+        outcomes = []
+        for t in tries:
+            d = t.delivery
+            ok = 200 <= t.status < 300
+            later = None if ok else next_try(d.attempts, d.first or t.at, t.at)
+            outcome = "delivered" if ok else ("retry" if later is not None else "failed")
+            seconds = max(t.at - d.at, 0.0)
+            outcomes.append(outcome)
+            args += [d.id, t.at, outcome, later or 0, t.status, t.error[:200], bucket(seconds),
+                     repr(seconds)]  # fmt: skip
+        if tries:
+            self.scripts["hook_done"](keys=self.keys.hook(endpoint_id).all(), args=args)
+        return outcomes
 
     def resend(self, endpoint_id: str, delivery_id: str) -> bool:
         """Sends a delivery again now, with the same webhook-id ("send again")."""
