@@ -28,9 +28,9 @@ run: export WEBAPP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 # The mailer (docs/operations.md, "Email") and the webhook worker (docs/webhooks.md) run
 # beside gunicorn and stop with it
 run: $(RUNTIME)
-	$(PY) -m webapp.mailer & mailer=$$!; $(PY) -m webapp.webhook_worker & hooks=$$!; \
+	$(PY) -m webapp.workers.mailer & mailer=$$!; $(PY) -m webapp.workers.webhooks & hooks=$$!; \
 	trap 'kill $$mailer $$hooks 2>/dev/null' EXIT; \
-	$(VENV)/bin/gunicorn -c python:webapp.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
+	$(VENV)/bin/gunicorn -c python:webapp.web.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

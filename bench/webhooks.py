@@ -3,7 +3,7 @@ at 200 events a second.
 
 Starts a private redis-server, a receiver on loopback (HTTP/1.1, kept-alive, answering
 204 at once) and the webhook worker as production runs it (``python -m
-webapp.webhook_worker``, its default settings). A room with an endpoint taking all its
+webapp.workers.webhooks``, its default settings). A room with an endpoint taking all its
 events is joined 100 times a second for ``--seconds`` (each join seats its visitor:
 ``visitor.joined`` and ``visitor.admitted``, 200 events a second), through the engine,
 as the app's workers would. The receiver notes when each event arrives; the delay is
@@ -103,7 +103,7 @@ def main() -> None:
         rooms.configure("bench", {"capacity": 1_000_000, "session_seconds": 86400})
         webhooks.flag_rooms()
         env = {**os.environ, "REDIS_URL": url, "WEBAPP_REDIS_PREFIX": PREFIX}
-        worker = spawn([sys.executable, "-m", "webapp.webhook_worker"], workdir / "w.log", env)
+        worker = spawn([sys.executable, "-m", "webapp.workers.webhooks"], workdir / "w.log", env)
         stack.callback(stop, worker)
         joins = int(args.seconds * args.rate / 2)
         start = time.monotonic()

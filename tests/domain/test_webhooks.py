@@ -23,7 +23,7 @@ from webapp.domain.tickets import public_id
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
 from webapp.domain.webhooks import EVENT_TYPES, Webhooks, next_try
-from webapp.webhook_worker import WebhookWorker
+from webapp.workers.webhooks import WebhookWorker
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_700_000_000
@@ -266,7 +266,7 @@ def test_worker_killed_mid_delivery_loses_nothing(
         "WEBAPP_WEBHOOK_LEASE_SECONDS": "2",
         "WEBAPP_WEBHOOK_WORKER": "host-a",
     }
-    first = subprocess.Popen([sys.executable, "-m", "webapp.webhook_worker"], env=env, cwd=ROOT,
+    first = subprocess.Popen([sys.executable, "-m", "webapp.workers.webhooks"], env=env, cwd=ROOT,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 20
     while not receiver.received and time.monotonic() < deadline:
@@ -274,7 +274,7 @@ def test_worker_killed_mid_delivery_loses_nothing(
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     receiver.delay = 0
-    second = subprocess.Popen([sys.executable, "-m", "webapp.webhook_worker"],
+    second = subprocess.Popen([sys.executable, "-m", "webapp.workers.webhooks"],
                               env={**env, "WEBAPP_WEBHOOK_WORKER": "host-b"}, cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
@@ -296,7 +296,7 @@ def test_metrics_name_the_outbox(
     """/metrics: webhook_outbox_depth, webhook_deliveries_total{result}, and the
     webhook_delivery_seconds histogram, from every endpoint's counts in Redis."""
     from webapp.domain.reports import Reports
-    from webapp.metrics import Metrics
+    from webapp.web.metrics import Metrics
 
     webhooks.create(receiver.url)
     visits.configure("m", {"capacity": 1})

@@ -23,7 +23,7 @@ from webapp.domain.clock import Clock
 from webapp.domain.webhooks import Webhooks
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
-from webapp.webhook_worker import WebhookWorker
+from webapp.workers.webhooks import WebhookWorker
 
 pytestmark = pytest.mark.e2e
 SHOTS = Path(os.environ.get("WEBAPP_SHOTS", "/work/shots/i31-hooks"))

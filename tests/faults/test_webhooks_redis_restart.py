@@ -16,7 +16,7 @@ from webapp.domain.rooms import WaitingRooms
 from webapp.domain.webhooks import Webhooks
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
-from webapp.webhook_worker import WebhookWorker
+from webapp.workers.webhooks import WebhookWorker
 
 
 def test_every_event_arrives_across_a_redis_restart(redis_server: RedisServer) -> None:

@@ -13,7 +13,7 @@ from receiver import Receiver
 
 from tests.web.test_admin_panel import Panel
 from webapp.domain.clock import Clock
-from webapp.webhook_worker import WebhookWorker
+from webapp.workers.webhooks import WebhookWorker
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ An endpoint (a URL, the event types it takes, the rooms or all) is made by an ad
 gets a secret, ``whsec_`` + base64, shown once. What happens in a room is written by the
 script that makes the change into the room's events stream (``events_lib.lua``), only
 while some enabled endpoint takes the room's events (the settings' ``webhooks`` flag,
-kept by ``flag_rooms``). The webhook worker (``webapp/webhook_worker.py``) moves each
+kept by ``flag_rooms``). The webhook worker (``webapp/workers/webhooks.py``) moves each
 event into every matching endpoint's durable outbox (``hook_enqueue.lua``), then sends
 them (``hook_claim.lua``, ``hook_done.lua``): at least once, the same ``webhook-id`` on
 every try, one ticket's events in order, retried on a schedule for 24 hours.
@@ -408,7 +408,7 @@ class Webhooks:
         for room in names:
             if valid_room_name(room):
                 on = every or room in named
-                self.scripts["hook_flag"](keys=[self.keys.room(room).settings], args=[int(on)])
+                self.scripts["hook_flag"](keys=self.keys.room(room).named(), args=[int(on)])
 
     # -- the outbox ------------------------------------------------------------
 
@@ -421,13 +421,14 @@ class Webhooks:
             if e.order:
                 record["o"] = e.order
             args += [e.id, e.order, orjson.dumps(record).decode(), e.at]
-        return int(self.scripts["hook_enqueue"](keys=self.keys.hook(endpoint_id).all(), args=args))
+        return int(
+            self.scripts["hook_enqueue"](keys=self.keys.hook(endpoint_id).named(), args=args)
+        )
 
     def claim(self, endpoint_id: str, worker: str, lease: float, most: int) -> list[Delivery]:
         """Deliveries due now, the sending worker's for ``lease`` seconds."""
-        keys = self.keys.hook(endpoint_id)
         reply = self.scripts["hook_claim"](
-            keys=[keys.endpoint, keys.deliveries, keys.queue],
+            keys=self.keys.hook(endpoint_id).named(),
             args=[self.clock(), lease, worker, most],
         )
         return [_delivery(text(reply[i]), reply[i + 1]) for i in range(0, len(reply), 2)]
@@ -447,14 +448,13 @@ class Webhooks:
             args += [d.id, t.at, outcome, later or 0, t.status, t.error[:200], bucket(seconds),
                      repr(seconds)]  # fmt: skip
         if tries:
-            self.scripts["hook_done"](keys=self.keys.hook(endpoint_id).all(), args=args)
+            self.scripts["hook_done"](keys=self.keys.hook(endpoint_id).named(), args=args)
         return outcomes
 
     def resend(self, endpoint_id: str, delivery_id: str) -> bool:
         """Sends a delivery again now, with the same webhook-id ("send again")."""
-        keys = self.keys.hook(endpoint_id)
         done = self.scripts["hook_resend"](
-            keys=[keys.endpoint, keys.deliveries, keys.queue, keys.stats],
+            keys=self.keys.hook(endpoint_id).named(),
             args=[delivery_id, self.clock()],
         )
         return int(done) == 1

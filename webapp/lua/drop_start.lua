@@ -3,7 +3,7 @@
 -- draw held at once, as the sweep holds it at starts_at: one slice of it per call
 -- (drop_draw_lib.lua); the caller calls again while any are left to place (a call
 -- after the start was begun carries it on). Once drawn, a call does nothing.
--- KEYS: the room's seventeen (room_lib.lua), then the drop's four (drop_lib.lua)
+-- KEYS: the room's sixteen (room_lib.lua), then the drop's four (drop_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 a fresh nonce
 --       (32 random bytes, hex) should the seed not be made yet, 5 who starts it, 6 the
 --       most of the pre-queue one call takes ('' = 1000), 7 the call's time budget for

@@ -4,7 +4,7 @@
 -- (a slice of it per call, carried on by the next while it places: drop_draw_lib.lua),
 -- and at the end (ends_at_clears_line) or when sold out ends the waiting tickets, a
 -- batch per call.
--- KEYS: the room's seventeen (room_lib.lua), then the drop's four (drop_lib.lua)
+-- KEYS: the room's sixteen (room_lib.lua), then the drop's four (drop_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 a fresh nonce
 --       (32 random bytes, hex) for a seed, should one be made, 5 '1': the schedule was
 --       just changed (a drop held already, with a start now in the future again, makes
@@ -23,7 +23,7 @@ end
 local d = drop_schedule()
 if ARGV[5] == '1' and d.state == 'drawn' and d.starts_at and now < d.starts_at then
     redis.call('HSET', K_DROP, 'state', '')
-    redis.call('DEL', K_DRAWN, K_PREQUEUE)
+    redis.call('DEL', K_DROP_DRAWN, K_DROP_PREQUEUE)
     d.state = ''
 end
 local phase = drop_phase(d, now)

@@ -1,4 +1,5 @@
 --!include room_base.lua
+--!keys events
 -- events_lib.lua: what happened in a room, for the webhooks (webapp/domain/webhooks.py,
 -- docs/webhooks.md). The script that makes a change writes its event in the same run,
 -- so no change is ever without its event, nor an event without its change. Included
@@ -7,7 +8,7 @@
 -- Written only while the room's settings say webhooks = 1 (some enabled endpoint takes
 -- the room's events: Webhooks.flag_rooms keeps it true), read once per script, and only
 -- by a script that has something to tell: a room nobody listens to pays nothing.
--- The stream (K_EVENTS, the room's 17th key) is capped: the webhook worker reads it
+-- The stream (K_EVENTS, the room's key `events`) is capped: the webhook worker reads it
 -- within a second while it runs; EVENTS_MAX is many minutes of a busy room's events.
 
 local EVENTS_MAX = 100000

@@ -3,7 +3,7 @@
 -- client's poll), in the order given: the same as one script per ticket run back to
 -- back at one `now`, in one call (webapp/domain/rooms.py coalesces a process's
 -- concurrent check-ins of a room, so a rush pays the call's cost once per batch).
--- KEYS: the room's seventeen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4.. the tokens
 -- Reply: one reply() of room_lib.lua per token, in order; code ok | no_room | unknown |
 --   gone (state ended, why set)

@@ -5,7 +5,7 @@
 -- A change of kind or of a waitlist's ordering is refused while it would strand people
 -- (waitlist_lib.lua change_refusal); a room that comes to lottery ordering commits to a
 -- fresh secret seed (its SHA-256 is published, the seed revealed at the draw).
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 who changes
 --       them, 5 a fresh draw seed (hex), 6 its SHA-256 (hex), 7 n, the number of
 --       changed fields, 8 .. 7+2n field, value pairs to write, then field, value pairs
@@ -16,7 +16,6 @@
 -- Audited as create or settings (nothing when no value changes), detail above.
 -- Reply: reply() of room_lib.lua with code ok and no ticket, or code conflict (nothing
 --   changed) with the reason in its `why`
-use_waitlist_keys(18)
 local now, n = clock(ARGV[1]), tonumber(ARGV[7])
 ACTOR = ARGV[4]
 local created = redis.call('EXISTS', K_SETTINGS) == 0

@@ -2,7 +2,7 @@
 -- room_email.lua: a waiting visitor gives (or removes) the email they are told at when a
 -- seat is offered to them (room_lib.lua offer()). Only while the ticket waits: an
 -- offered or seated ticket has been told already, an ended one needs nothing.
--- KEYS: the room's seventeen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; all unused),
 --       4 the ticket, 5 the email (already normalised; '' = remove it), 6 the
 --       visitor's language

@@ -4,7 +4,7 @@
 -- room_join.lua: visitors ask to enter a room, in the order given: the same as one
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
--- KEYS: the room's seventeen keys (room_lib.lua), then a drop's four (drop_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then a drop's four (drop_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then eight per
 --       joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit), the settings version the
@@ -40,7 +40,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         return reply('stale', '', nil, s, now)
     end
     if identity ~= '' then
-        local existing = redis.call('HGET', K_IDENT, identity)
+        local existing = redis.call('HGET', K_IDENTITIES, identity)
         local t = existing and get_ticket(existing)
         if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now, lease) then
             check_in(existing, t, lease, s)
@@ -111,8 +111,8 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     end
     count('joined', now)
     if identity ~= '' then
-        redis.call('HSET', K_IDENT, identity, token)
-        created(K_IDENT)  -- one EXPIRE: cheaper than finding out whether the hash was empty
+        redis.call('HSET', K_IDENTITIES, identity, token)
+        created(K_IDENTITIES)  -- one EXPIRE: cheaper than finding out whether the hash was empty
     end
     return reply('ok', token, t, s, now)
 end

@@ -2,7 +2,7 @@
 -- room_leave.lua: a ticket gives up its seat or place (or an admin removes it), audited
 -- as leave (by 'visitor') or remove (by the admin), the detail the state it had.
 -- Idempotent: leaving an ended ticket changes nothing and answers ok.
--- KEYS: the room's seventeen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
 --       5 why (left | removed | released: by the site), 6 who removes ('' = the visitor)
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown

@@ -1,6 +1,6 @@
 --!include room_lib.lua
 -- room_move.lua: an admin moves a waiting ticket to another place in line (1 = front).
--- KEYS: the room's seventeen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
 --       5 the place, 6 who moves it
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_waiting

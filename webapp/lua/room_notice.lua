@@ -2,7 +2,7 @@
 -- room_notice.lua: an admin sets the room's notice (shown on every waiting page and in
 -- the room until cleared) or clears it with ''. Raises the settings version, so every
 -- process's next answer carries it.
--- KEYS: the room's seventeen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval (unused), 3 upkeep batch size (unused) (room_base.lua),
 --       4 the text ('' = clear), 5 who
 -- Reply: 'ok' | 'no_room'

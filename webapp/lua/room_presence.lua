@@ -3,7 +3,7 @@
 -- While open, each beat holds the seat `hold` seconds more; a close holds it for the
 -- room's grace_seconds (at most), so a reload or a glitch does not lose it. Several open sockets
 -- of one ticket keep each other's seat: the next beat of any of them renews it.
--- KEYS: the room's seventeen keys (room_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 token,
 --       5 op (open | beat | close), 6 hold seconds for open and beat
 -- Reply: reply() of room_lib.lua; code ok | no_room | unknown | gone | not_seated

@@ -4,7 +4,7 @@
 -- Idempotent: confirming again changes nothing. A link names the address it was sent
 -- to (ARGV 5, the first 12 hex digits of SHA-1 of "<entry id>:<address>"): one sent to
 -- an address the entry has since corrected (waitlist_resend.lua) confirms nothing.
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 entry id, 5 the link's address tag ('' = a link without one: it holds
 --       while the address was never corrected)

@@ -4,11 +4,10 @@
 -- now. The caller then ranks them (waitlist_rank.lua: HMAC-SHA256 needs Python); until
 -- that is done nobody is admitted, and later joiners already go to the back.
 -- Idempotent: while ranking or once drawn it only answers the draw's state and seed.
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 who draws
 -- Reply: {code, state, seed, commitment}; code ok | no_room | not_waitlist | not_lottery
-use_waitlist_keys(18)
 local now = clock(ARGV[1])
 ACTOR = ARGV[4]
 local s = load_settings()

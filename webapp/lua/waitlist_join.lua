@@ -4,7 +4,7 @@
 -- the device that made it (its device hash; none = none); from any other its owner is mailed
 -- their link instead (outbox: link) and the reply names no entry. A referral code never
 -- attaches to an existing entry.
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 a fresh entry id, 5 display name, 6 email (as mailed), 7 email key
 --       (one per mailbox), 8 referral code ('' = none), 9 hashed address
@@ -17,7 +17,6 @@
 --   (a known address from another browser: the id and the entry's figures are blank)
 local CONFIRM_SENDS = 3   -- confirmation emails per entry, at most
 local CONFIRM_GAP = 3600  -- seconds between two of them, at least
-use_waitlist_keys(18)
 local now, id, code = clock(ARGV[1]), ARGV[4], ARGV[8]
 local s = load_settings()
 if not s then

@@ -1,6 +1,6 @@
 --!include waitlist_lib.lua
 -- waitlist_position.lua: an entry's standing (a read: O(log n) whatever the list's size).
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 entry id
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | unknown

@@ -3,11 +3,10 @@
 -- first 52 bits of HMAC-SHA256(seed, entry id), worked out by the caller. An entry
 -- already ranked, or no longer waiting, is left alone, so two processes ranking at once
 -- (the sweep and an admin) do no harm. The draw is done when nobody is left unranked.
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 who draws, then entry id, score pairs
 -- Reply: {state, participants left unranked}
-use_waitlist_keys(18)
 local now = clock(ARGV[1])
 ACTOR = ARGV[4]
 if redis.call('HGET', W.meta, 'state') ~= 'ranking' then

@@ -7,7 +7,7 @@
 -- Throttled on the entry, counted with the sign-up's own (cn, cl): at most ARGV[7]
 -- confirmation emails in all, and ARGV[8] seconds between two to the same address (a
 -- corrected address is written to at once, within the same total).
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 entry id, 5 the corrected email as mailed ('' = the same address),
 --       6 its key (one per mailbox), 7 most confirmation emails per entry, 8 least

@@ -3,7 +3,7 @@
 -- review, or voids one already credited (the referrer loses the points that leg gave,
 -- and its place follows at once). The cap still applies to a release; each is audited
 -- under the admin's name.
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 the referee's entry id, 5 release | void, 6 who
 -- Reply: entry_reply() of the referee; code ok | no_room | not_waitlist | unknown |

@@ -15,14 +15,13 @@
 --    a long top is covered over several turns.
 -- Says whether the draw is due (draw_at passed) or under way, for the caller to hold or
 -- finish it.
--- KEYS: the room's seventeen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
+-- KEYS: the room's sixteen keys (room_lib.lua), then the waitlist's (waitlist_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used)
 -- Reply: {how many were admitted (schedule and replacements), the draw's business:
 --   '' | start | rank, how many lapsed, how many were told they are nearly in}
 local LAPSE_BATCH = 100
 local NEAR_BATCH = 500
-use_waitlist_keys(18)
 local now = clock(ARGV[1])
 local s = load_settings()
 if not s or not s.waitlist then
