@@ -97,8 +97,10 @@ SUBJECTS = {
 
 def _templates(lang: str) -> Environment:
     """The email templates, speaking ``lang`` (the entry's language; English if unknown)."""
-    folder = HERE / "templates"
-    return mail_templates(str(folder if folder.is_dir() else HERE.parent / "templates"), lang)
+    folder = HERE.parent / "templates"  # installed: webapp/templates
+    if not folder.is_dir():  # a checkout: templates/ beside webapp/
+        folder = HERE.parent.parent / "templates"
+    return mail_templates(str(folder), lang)
 
 
 class Mailer:
