@@ -266,6 +266,8 @@ def check_events(events: object) -> tuple[str, ...]:
     unknown = sorted(set(events) - set(EVENT_TYPES))
     if unknown:
         raise InvalidEndpoint(f"unknown event types: {', '.join(unknown)}")
+    if len(set(events)) < len(events):
+        raise InvalidEndpoint("events must name each type once")
     return tuple(e for e in EVENT_TYPES if e in events)
 
 
