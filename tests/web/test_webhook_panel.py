@@ -91,3 +91,19 @@ def test_bad_urls_and_forms_without_csrf_are_refused(panel: Panel) -> None:
     assert "http or https" in refused.get_data(as_text=True)
     assert panel.post("/admin/webhooks", url="https://x.example/", csrf=False).status_code == 400
     assert panel.client.get("/admin/webhooks/ep_missing").status_code == 404
+
+
+def test_an_endpoint_is_disabled_rotated_and_deleted(panel: Panel, app: Flask) -> None:
+    """Disable and enable say so; a new secret is shown once (no-store); delete is 303."""
+    services = app.extensions["services"]
+    endpoint, first = services.webhooks.create("https://hooks.example/in")
+    path = f"/admin/webhooks/{endpoint.id}"
+    assert "Disabled by an admin" in panel.flashed(panel.post(f"{path}/enabled", enabled="0"))
+    assert "Sending" in panel.flashed(panel.post(f"{path}/enabled", enabled="1"))
+    rotated = panel.post(f"{path}/rotate")
+    assert rotated.status_code == 200 and rotated.headers["Cache-Control"] == "no-store"
+    secret = re.search(r'value="(whsec_[A-Za-z0-9+/=]+)"', rotated.get_data(as_text=True))
+    assert secret is not None and secret.group(1) != first
+    assert secret.group(1) not in panel.page(path)
+    assert "Deleted the endpoint" in panel.flashed(panel.post(f"{path}/delete"))
+    assert services.webhooks.get(endpoint.id) is None
