@@ -1,6 +1,7 @@
 """The control panel (HTML, behind the admin's login): the rooms, a room's page and its
-audit log, settings, people, a waitlist's and a drop's actions, site keys; the login
-itself and ``flask admin``; the panel's forms, charts, words and template filters."""
+audit log and its report, settings, people, a waitlist's and a drop's actions, site keys,
+webhooks; the login itself and ``flask admin``; the panel's forms, charts, words and
+template filters."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from webapp.views.admin import (
     drops,
     filters,
     people,
+    report,
     rooms,
     settings,
     site_keys,
@@ -23,7 +25,8 @@ from webapp.views.admin import (
 if TYPE_CHECKING:
     from webapp.services import Services
 
-PANELS = (rooms, settings, people, waitlist, drops, site_keys, webhooks)  # pages, then actions
+# The panel's pages, then its actions
+PANELS = (rooms, settings, people, waitlist, drops, site_keys, report, webhooks)
 
 
 def init_app(app: Flask, built: Services) -> None:
