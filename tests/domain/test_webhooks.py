@@ -293,8 +293,8 @@ def test_worker_killed_mid_delivery_loses_nothing(
 def test_metrics_name_the_outbox(
     visits: Visits, webhooks: Webhooks, worker: WebhookWorker, receiver: Receiver, clock: Any
 ) -> None:
-    """/metrics: webhook_outbox_depth, webhook_deliveries_total{result}, and the
-    webhook_delivery_seconds histogram, from every endpoint's counts in Redis."""
+    """/metrics: the outbox's depth, the tries by result and the delivery time histogram
+    (waitingroom_webhook_*, as the dashboard reads them), from the endpoints' counts."""
     from webapp.domain.reports import Reports
     from webapp.web.metrics import Metrics
 
@@ -311,9 +311,9 @@ def test_metrics_name_the_outbox(
     drain(worker)  # its event refused: in the outbox, to be tried again
     text, _ = Metrics(Reports(visits.rooms), webhooks).exposition("text/plain")
     lines = text.decode().splitlines()
-    assert "webhook_outbox_depth 1.0" in lines
-    assert 'webhook_deliveries_total{result="delivered"} 2.0' in lines
-    assert 'webhook_deliveries_total{result="retry"} 2.0' in lines
-    assert 'webhook_deliveries_total{result="failed"} 0.0' in lines
-    assert "webhook_delivery_seconds_count 2.0" in lines
-    assert 'webhook_delivery_seconds_bucket{le="+Inf"} 2.0' in lines
+    assert "waitingroom_webhook_outbox_depth 1.0" in lines
+    assert 'waitingroom_webhook_deliveries_total{result="delivered"} 2.0' in lines
+    assert 'waitingroom_webhook_deliveries_total{result="retry"} 2.0' in lines
+    assert 'waitingroom_webhook_deliveries_total{result="failed"} 0.0' in lines
+    assert "waitingroom_webhook_delivery_seconds_count 2.0" in lines
+    assert 'waitingroom_webhook_delivery_seconds_bucket{le="+Inf"} 2.0' in lines

@@ -267,7 +267,7 @@ def _outbox_depth(length: int, group: Any) -> float:
 
 class WebhookCollector:
     """The webhooks' outbox, read from Redis at scrape time (every endpoint's counts
-    added up; ``webapp.domain.webhooks``): the names are the dashboard's, unprefixed."""
+    added up; ``webapp.domain.webhooks``), named as the dashboard reads them."""
 
     def __init__(self, webhooks: Webhooks) -> None:
         self.webhooks = webhooks
@@ -275,11 +275,11 @@ class WebhookCollector:
     def collect(self) -> Iterator[Metric]:
         f = self.webhooks.figures()
         depth = GaugeMetricFamily(
-            "webhook_outbox_depth", "Webhook deliveries not yet delivered or failed"
+            PREFIX + "webhook_outbox_depth", "Webhook deliveries not yet delivered or failed"
         )
         depth.add_metric([], f.pending)
         tries = CounterMetricFamily(
-            "webhook_deliveries",
+            PREFIX + "webhook_deliveries",
             "Webhook tries by outcome: delivered, failed (given up after 24 h), retry",
             labels=["result"],
         )
@@ -287,7 +287,8 @@ class WebhookCollector:
         tries.add_metric(["failed"], f.failed)
         tries.add_metric(["retry"], f.retry)
         seconds = HistogramMetricFamily(
-            "webhook_delivery_seconds", "Time from an event to its receiver's 2xx, in seconds"
+            PREFIX + "webhook_delivery_seconds",
+            "Time from an event to its receiver's 2xx, in seconds",
         )
         seconds.add_metric([], f.buckets, f.seconds)
         yield from (depth, tries, seconds)
