@@ -42,15 +42,17 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 # No 'unsafe-inline' and no 'unsafe-eval': every script and style is a file under
 # /static, and htmx runs with allowEval off (templates/base.html, meta htmx-config).
-def page_policy(form_targets: str = "") -> str:
+def page_policy(form_targets: str = "", assets: str = "", styled: bool = False) -> str:
     """The pages' Content-Security-Policy; ``form_targets``: origins besides this one a
-    form may lead to (a site room's join ends on its site)."""
+    form may lead to (a site room's join ends on its site); ``assets``: origins images
+    may come from (a room's own page); ``styled``: a room's page template, whose inline
+    styles apply (its markup is sanitized: no script in it, and none may run anyway)."""
     return "; ".join(
         [
             "default-src 'self'",
             "script-src 'self'",
-            "style-src 'self'",
-            "img-src 'self' data:",
+            "style-src 'self' 'unsafe-inline'" if styled else "style-src 'self'",
+            f"img-src 'self' data: {assets}".strip(),
             "connect-src 'self'",
             "object-src 'none'",
             "base-uri 'none'",

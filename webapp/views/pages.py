@@ -12,11 +12,9 @@ from __future__ import annotations
 import contextlib
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from werkzeug.wrappers import Response
 
 from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired
 from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid
@@ -25,27 +23,14 @@ from webapp.domain.refusals import NotOpenYet, SoldOut
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.i18n import _
-from webapp.security import page_policy
-from webapp.views import admission, challenge_gate, gate, lobby, place, visitor, visits
+from webapp.views import admission, challenge_gate, gate, lobby, own_page, place, visitor, visits
 from webapp.views.waitlist import signup_page
 from webapp.views.words import explain
 
 bp = Blueprint("pages", __name__)
-ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?")  # one CSP source, no more
 
 
-@bp.after_request
-def site_forms(response: Response) -> Response:
-    """A site room's page lets its forms lead to the site: a join that is let in at once
-    is redirected there, which the policy's form-action must allow (that origin only)."""
-    room = (request.view_args or {}).get("room")
-    if room and response.mimetype == "text/html":
-        with contextlib.suppress(RoomError):
-            parts = urlsplit(lobby().settings(room).site_url)
-            origin = f"{parts.scheme}://{parts.netloc}"
-            if parts.netloc and ORIGIN.fullmatch(origin):
-                response.headers["Content-Security-Policy"] = page_policy(origin)
-    return response
+bp.after_request(own_page.room_headers)
 
 
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
