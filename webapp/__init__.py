@@ -63,6 +63,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         admin_api,
         admin_auth,
         admin_drops,
+        admin_page,
         admin_people,
         admin_settings,
         admin_site_keys,
@@ -104,7 +105,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(claims.bp)  # /claim links from admission emails
     admin_auth.init_app(app, services)  # /admin/login, `flask admin`
     # the control panel, behind that login: its pages, then its actions
-    panels = (admin, admin_settings, admin_people, admin_waitlist, admin_drops, admin_site_keys)
+    panels = (admin, admin_settings, admin_page, admin_people, admin_waitlist, admin_drops,
+              admin_site_keys)  # fmt: skip
     for panel in panels:
         app.register_blueprint(panel.bp)
     ws.init_app(app)

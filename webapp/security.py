@@ -81,7 +81,22 @@ DATA_HEADERS = {
 }
 
 
+def larger_body(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks a view whose request body may reach ``SETTINGS_MAX_CONTENT_LENGTH`` (a
+    room's settings, with its page template) rather than ``MAX_CONTENT_LENGTH``."""
+    view.larger_body = True  # type: ignore[attr-defined]
+    return view
+
+
+def _larger_bodies() -> None:
+    """Before any hook reads the body (the CSRF check reads a form's): the view's limit."""
+    view = current_app.view_functions.get(request.endpoint or "")
+    if getattr(view, "larger_body", False):
+        request.max_content_length = current_app.config["SETTINGS_MAX_CONTENT_LENGTH"]
+
+
 def init_app(app: Flask, keys: Keys, exempt: Iterable[Blueprint] = ()) -> None:
+    app.before_request(_larger_bodies)  # first: before the CSRF check reads the form
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)

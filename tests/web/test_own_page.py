@@ -7,6 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+from flask import Flask
+
 # A template in Cloudflare Waiting Room's style: a whole document, its sections, its
 # variables, a <noscript> wait and a script that must never run
 CLOUDFLARE_STYLE = (Path(__file__).parents[1] / "pages" / "cloudflare_style.html").read_text()
@@ -56,3 +59,79 @@ def test_a_room_without_a_template_keeps_the_usual_page(make_visitor: Any, make_
     page = make_visitor("Bob").join("hall")
     assert 'class="card line"' in page.get_data(as_text=True)
     assert "'unsafe-inline'" not in page.headers["Content-Security-Policy"]
+
+
+@pytest.fixture
+def app(panel_app: Flask) -> Flask:
+    return panel_app
+
+
+def test_the_panel_refuses_a_template_that_does_not_parse(panel: Any, make_room: Any) -> None:
+    """A 400 page saying what and where; nothing saved, what was typed kept."""
+    make_room("hall")
+    typed = "<h1>{{roomTitle}}</h1>\n<p>{{#waitTimeKnown}}soon</p>"
+    refused = panel.post("/admin/rooms/hall/page", page_template=typed, page_asset_origins="")
+    html = refused.get_data(as_text=True)
+    assert refused.status_code == 400
+    assert "Nothing was changed." in html
+    assert "opens the section waitTimeKnown at line 2, column 4 and never closes it" in html
+    assert "&lt;h1&gt;{{roomTitle}}&lt;/h1&gt;" in html  # as typed, in the textarea
+    assert 'aria-invalid="true"' in html
+    assert "line 2" not in panel.page("/admin/rooms/hall/page")  # nothing saved
+
+
+@pytest.mark.parametrize(
+    ("template", "origins", "says"),
+    [
+        ("{{waitTim}}", "", "uses {{waitTim}} at line 1, column 1, which is not a variable"),
+        ("{{> header}}", "", "partials are not supported"),
+        ("x" * 70_000, "", "at most"),
+        ("", "https://cdn.example.com/logo.png", "not &#39;https://cdn.example.com/logo.png&#39;"),
+        ("", "cdn.example.com", "a scheme and a host"),
+    ],
+)
+def test_the_panel_says_what_is_wrong(
+    panel: Any, make_room: Any, template: str, origins: str, says: str
+) -> None:
+    make_room("hall")
+    refused = panel.post(
+        "/admin/rooms/hall/page", page_template=template, page_asset_origins=origins
+    )
+    assert refused.status_code == 400
+    assert says in refused.get_data(as_text=True)
+
+
+def test_the_panel_saves_and_previews_the_page(panel: Any, make_room: Any, engine: Any) -> None:
+    """Saved (audited as settings), listed with every variable, previewed with sample
+    figures in a frame only the panel may hold."""
+    make_room("hall", title="Acme")
+    saved = panel.post(
+        "/admin/rooms/hall/page",
+        page_template=CLOUDFLARE_STYLE,
+        page_asset_origins="https://cdn.acme.test\nhttps://*.images.acme.test",
+    )
+    assert "Saved: Page template" in panel.flashed(saved)
+    settings = engine.settings("hall")
+    assert settings.page_template == CLOUDFLARE_STYLE.strip()
+    editor = panel.page("/admin/rooms/hall/page")
+    for name in ("waitTimeKnown", "waitTime25Percentile", "isEventPrequeueing", "nextUrl"):
+        assert f"<code>{name}</code>" in editor
+    assert 'src="/admin/rooms/hall/page/preview"' in editor and 'width="390"' in editor
+    shown = panel.client.get("/admin/rooms/hall/page/preview")
+    html = shown.get_data(as_text=True)
+    assert '<strong id="acme-position">42</strong>, with 41 ahead of you and 180 waiting' in html
+    assert "frame-ancestors 'self'" in shown.headers["Content-Security-Policy"]
+    assert "https://*.images.acme.test" in shown.headers["Content-Security-Policy"]
+    assert shown.headers["X-Frame-Options"] == "SAMEORIGIN"
+    typed = panel.post("/admin/rooms/hall/page/preview", page_template="<p>{{waitTime}} min</p>")
+    assert "<p>12 min</p>" in typed.get_data(as_text=True)
+    assert panel.client.get("/admin/rooms/hall/page").status_code == 200
+
+
+
+def test_the_editor_is_behind_the_login(app: Flask, make_room: Any) -> None:
+    """No admin, no editor and no preview."""
+    make_room("hall")
+    client = app.test_client()
+    for path in ("/admin/rooms/hall/page", "/admin/rooms/hall/page/preview"):
+        assert client.get(path).status_code in (302, 303, 401)

@@ -19,7 +19,12 @@ from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.domain.site_keys import SiteKeyNotFound
 from webapp.links import entry_token
-from webapp.security import credential_failures, is_admin_token, refused_credentials
+from webapp.security import (
+    credential_failures,
+    is_admin_token,
+    larger_body,
+    refused_credentials,
+)
 from webapp.views import lobby, reports, rooms, site_keys, visits
 from webapp.views.errors import error_response
 from webapp.views.json_body import json_object, whole_number
@@ -104,6 +109,7 @@ def list_rooms() -> ResponseReturnValue:
 
 @bp.put("/rooms/<room>")
 @admin_only
+@larger_body
 def put_room(room: str) -> ResponseReturnValue:
     changes = json_object(required=True)
     created = rooms().settings(room) is None

@@ -51,9 +51,15 @@ class Group(NamedTuple):
     settings: tuple[Setting, ...]
 
 
+# Groups edited on a page of their own: the waiting page's template (admin_page.py)
+OWN_PAGES = ("page",)
+
+
 def _groups() -> tuple[Group, ...]:
     out = []
     for group, heading in GROUPS:
+        if group in OWN_PAGES:
+            continue
         members = tuple(s for s in SETTINGS if s.group == group and s.name != "kind")
         kinds = tuple(sorted({kind for s in members for kind in s.kinds}))
         out.append(Group(group, heading, kinds, members))
