@@ -27,6 +27,9 @@ import nh3
 from chevron.tokenizer import ChevronError, tokenize
 
 MAX_BYTES = 64 * 1024  # a template's size in UTF-8
+# Its tags (variables, sections): each costs a few microseconds at every render, and a
+# waiting page renders at every check-in; Cloudflare's own template has about twenty
+MAX_TAGS = 1000
 Value = str | int | bool
 
 
@@ -135,7 +138,7 @@ _TAG = re.compile(r"\{\{(\{)?(.*?)(?(1)\}\}\}|\}\})", re.S)
 
 def problem(template: str) -> str | None:
     """What is wrong with a template, in words that say where (None: nothing): over
-    64 KB, a tag that does not close, a section closed out of order or never, a
+    64 KB or 1,000 tags, a tag that does not close, a section closed out of order or never, a
     partial, a name that is not one of ``VARIABLES``."""
     size = len(template.encode())
     if size > MAX_BYTES:
@@ -148,6 +151,9 @@ def problem(template: str) -> str | None:
         tokens = _tokens(template)
     except ChevronError as error:
         return "does not parse: " + " ".join(str(error).split())
+    tags = sum(1 for kind, _ in tokens if kind not in ("literal", "comment", "set delimiter"))
+    if tags > MAX_TAGS:
+        return f"has {tags:,} tags; at most {MAX_TAGS:,} are allowed"
     for kind, key in tokens:
         if kind == "partial":
             return f"uses a partial ({{{{> {key}}}}}): partials are not supported"
