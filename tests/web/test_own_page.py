@@ -125,8 +125,10 @@ def test_the_panel_saves_and_previews_the_page(panel: Any, make_room: Any, engin
     assert shown.headers["X-Frame-Options"] == "SAMEORIGIN"
     typed = panel.post("/admin/rooms/hall/page/preview", page_template="<p>{{waitTime}} min</p>")
     assert "<p>12 min</p>" in typed.get_data(as_text=True)
+    broken = panel.post("/admin/rooms/hall/page/preview", page_template="{{#queueAll}}")
+    assert "never closes it" in broken.get_data(as_text=True)
+    assert "frame-ancestors 'self'" in broken.headers["Content-Security-Policy"]
     assert panel.client.get("/admin/rooms/hall/page").status_code == 200
-
 
 
 def test_the_editor_is_behind_the_login(app: Flask, make_room: Any) -> None:

@@ -63,7 +63,7 @@ def preview(room: str) -> ResponseReturnValue:
         typed = {name: request.form.get(name, "") for name in NAMES}
         values, errors = read(typed)
         if errors:
-            return render_template("admin/page_preview.html", room=room, errors=errors), 200
+            return framed(render_template("admin/page_preview.html", room=room, errors=errors))
         settings = RoomSettings(**{**settings.as_dict(), **values})
     context: dict[str, Any] = {"room": room, "you": "preview", "email": None, "drop": None,
                                "site": settings.site_url, "refresh": SAMPLE["poll"]}  # fmt: skip
@@ -72,13 +72,14 @@ def preview(room: str) -> ResponseReturnValue:
     html = render_template(
         "admin/page_preview.html", own=body, own_controls=placed, errors={}, **context
     )
-    policy = own_page.room_policy(settings) or page_policy()
-    framed = policy.replace("frame-ancestors 'none'", "frame-ancestors 'self'")  # the editor's
-    headers = {
-        "Content-Security-Policy": framed,
-        "X-Frame-Options": "SAMEORIGIN",
-        "Cache-Control": "no-store",
-    }
+    return framed(html, own_page.room_policy(settings))
+
+
+def framed(html: str, policy: str | None = None) -> ResponseReturnValue:
+    """A preview, which the editor's frames alone may show (the room's policy else)."""
+    policy = (policy or page_policy()).replace("frame-ancestors 'none'", "frame-ancestors 'self'")
+    headers = {"Content-Security-Policy": policy, "X-Frame-Options": "SAMEORIGIN",
+               "Cache-Control": "no-store"}  # fmt: skip
     return html, 200, headers
 
 
