@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from tests.web.test_admin_panel import newest
+
 # A template in Cloudflare Waiting Room's style: a whole document, its sections, its
 # variables, a <noscript> wait and a script that must never run
 CLOUDFLARE_STYLE = (Path(__file__).parents[1] / "pages" / "cloudflare_style.html").read_text()
@@ -101,7 +103,9 @@ def test_the_panel_says_what_is_wrong(
     assert says in refused.get_data(as_text=True)
 
 
-def test_the_panel_saves_and_previews_the_page(panel: Any, make_room: Any, engine: Any) -> None:
+def test_the_panel_saves_and_previews_the_page(
+    panel: Any, make_room: Any, engine: Any, reports: Any
+) -> None:
     """Saved (audited as settings), listed with every variable, previewed with sample
     figures in a frame only the panel may hold."""
     make_room("hall", title="Acme")
@@ -110,9 +114,13 @@ def test_the_panel_saves_and_previews_the_page(panel: Any, make_room: Any, engin
         page_template=CLOUDFLARE_STYLE,
         page_asset_origins="https://cdn.acme.test\nhttps://*.images.acme.test",
     )
-    assert "Saved: Page template" in panel.flashed(saved)
+    size = len(CLOUDFLARE_STYLE.strip().encode())
+    assert f"Saved: Page template empty → a template of {size:,} bytes" in panel.flashed(saved)
     settings = engine.settings("hall")
     assert settings.page_template == CLOUDFLARE_STYLE.strip()
+    audited = newest(reports, "settings")  # a long value is audited as its size and digest
+    assert len(audited.detail) < 400 and f'"#{size}:' in audited.detail
+    assert f"a template of {size:,} bytes" in panel.page("/admin/rooms/hall/audit")
     editor = panel.page("/admin/rooms/hall/page")
     for name in ("waitTimeKnown", "waitTime25Percentile", "isEventPrequeueing", "nextUrl"):
         assert f"<code>{name}</code>" in editor
