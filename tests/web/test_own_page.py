@@ -50,8 +50,9 @@ def test_the_poll_renders_the_template_again(make_visitor: Any, make_room: Any) 
     assert "<p>n=1 line=2</p>" in partial
     # without {{{controls}}} they stay beside the template, outside the polled part
     assert 'id="while-waiting"' not in partial and 'id="page-controls"' not in partial
-    full = bob.get("/rooms/hall/line").get_data(as_text=True)
-    assert full.count('id="while-waiting"') == 1
+    full = bob.get("/rooms/hall/line")  # the reload of a page without JavaScript
+    assert full.get_data(as_text=True).count('id="while-waiting"') == 1
+    assert "'unsafe-inline'" in full.headers["Content-Security-Policy"]
 
 
 def test_a_room_without_a_template_keeps_the_usual_page(make_visitor: Any, make_room: Any) -> None:
