@@ -43,6 +43,7 @@ from webapp.domain.emails import normalise_email
 from webapp.domain.entries import Entry
 from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import JoinLimits, Limit, network_of
+from webapp.domain.join_refusals import JoinRefusals, reason_of
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.refusals import KnownAddress
 from webapp.domain.reports import Reports
@@ -153,6 +154,7 @@ class Admission:
         policy: JoinPolicy,
         identities: Identities,
         clock: Callable[[], float],
+        refusals: JoinRefusals | None = None,
     ) -> None:
         self.lobby = lobby
         self.reports = reports
@@ -164,6 +166,7 @@ class Admission:
         self.identities = identities
         self.drops = visits.drops
         self.clock = clock
+        self.refusals = refusals  # counts each refused join by reason (None: uncounted)
 
     def join(self, request: JoinRequest) -> Outcome:
         settings = self.lobby.settings(request.room)
@@ -177,12 +180,18 @@ class Admission:
                 outcome = self._join_live(request, settings, taken)
         except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up is
             raise
-        except Exception:
+        except Exception as error:
             taken.give_back()
+            self._refused(request.room, reason_of(error))
             raise
         if isinstance(outcome, PuzzleRequired):
             taken.give_back()
+            self._refused(request.room, "puzzle")
         return outcome
+
+    def _refused(self, room: str, reason: str | None) -> None:
+        if self.refusals is not None and reason is not None:
+            self.refusals.count(room, reason, self.clock())
 
     def _join_live(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         room = request.room

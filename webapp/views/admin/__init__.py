@@ -1,5 +1,5 @@
 """The control panel (HTML, behind the admin's login): the rooms, a room's page and its
-audit log, settings, people, a waitlist's and a drop's actions, site keys; the login
+audit log and its report, settings, people, a waitlist's and a drop's actions, site keys; the login
 itself and ``flask admin``; the panel's forms, charts, words and template filters."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from webapp.views.admin import (
     filters,
     page,
     people,
+    report,
     rooms,
     settings,
     site_keys,
@@ -23,7 +24,7 @@ from webapp.views.admin import (
 if TYPE_CHECKING:
     from webapp.services import Services
 
-PANELS = (rooms, settings, page, people, waitlist, drops, site_keys)  # pages, then actions
+PANELS = (rooms, settings, page, people, waitlist, drops, site_keys, report)  # pages, then actions
 
 
 def init_app(app: Flask, built: Services) -> None:

@@ -61,6 +61,7 @@ def check(room: str) -> ResponseReturnValue:
     if built.revocations.revoked(room, held, now):  # the seat ended lately
         return refused(room)
     if held.fresh(now):
+        built.metrics.gate("fresh")
         return "", 204, {VISITOR: held.subject}
     renew_seconds = lobby().settings(room).pass_renew_seconds
     fresh = built.seat_passes.rotate(room, held, renew_seconds, now)
@@ -75,6 +76,7 @@ def check(room: str) -> ResponseReturnValue:
     response = make_response("", 204)
     response.headers[VISITOR] = held.subject
     set_pass(response, room, fresh)
+    built.metrics.gate("renewed")
     return response
 
 
@@ -184,6 +186,7 @@ class FreshGate:
                     and not self.revocations.revoked(room, held, now)
                 ):
                     start_response("204 NO CONTENT", [(VISITOR, held.subject)])
+                    self.metrics.gate("fresh")
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
                     return []
         return self.app(environ, start_response)
@@ -210,6 +213,7 @@ def waiting_page(room: str) -> str:
 
 
 def refused(room: str) -> ResponseReturnValue:
+    services().metrics.gate("refused")
     location = waiting_page(room)
     if request.args.get("redirect") == "1":
         response = redirect(location, 302)
