@@ -13,6 +13,7 @@ from webapp.views.admin import (
     auth,
     drops,
     filters,
+    page,
     people,
     report,
     rooms,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from webapp.services import Services
 
 # The panel's pages, then its actions
-PANELS = (rooms, settings, people, waitlist, drops, site_keys, report, webhooks)
+PANELS = (rooms, settings, page, people, waitlist, drops, site_keys, report, webhooks)
 
 
 def init_app(app: Flask, built: Services) -> None:
