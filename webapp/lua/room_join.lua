@@ -98,6 +98,7 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     if email ~= '' then
         t.em, t.lg = email, lang ~= '' and lang or 'en'
     end
+    emit('visitor.joined', now, token, t, {prequeue = phase == 'prequeue'})
     if phase == 'prequeue' then
         prequeue(token, t, now, lease, s)
     elseif enters then

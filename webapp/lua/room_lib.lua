@@ -1,6 +1,7 @@
 --!include room_base.lua
 --!include room_stats.lua
 --!include room_windows.lua
+--!include events_lib.lua
 -- room_lib.lua: the rules every room script shares (the room's keys and ARGV are in
 -- room_base.lua). The loader puts this file, with what it includes, in front of each
 -- script that starts with "--!include room_lib.lua"; it is never run alone.
@@ -91,6 +92,7 @@ local function end_ticket(token, t, why, now)
     end
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)
+    emit('visitor.ended', now, token, t, {reason = why})
     redis.call('ZADD', K_ENDED, now, token)
     created(K_ENDED)
 end
@@ -149,6 +151,7 @@ local function seat(token, t, now, deadline, state)
     t.st, t.a = state, now
     put_ticket(token, t)
     audit(now, 'admit', t, from)
+    emit('visitor.admitted', now, token, t, {state = state, from = from})
 end
 
 -- How long a seat offered to ticket `t` is held: the check-in window (an open page
