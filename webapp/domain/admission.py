@@ -15,6 +15,9 @@ The order, for every kind of join:
    (``webapp.domain.identity``): the join is that customer's one place (a re-join if
    they hold it already, from any device); a bad token is ``IdentityInvalid``, none
    where the room requires one ``IdentityRequired`` (401).
+   A room whose ``queueing_method`` is reject takes no new place from here on:
+   ``QueueRejecting`` (503 with ``Retry-After``; the engine refuses it too, so a
+   worker whose cached settings are a second old cannot let one in).
 3. **The limits** (``JoinLimits``): the client's address and network, and a waitlist's
    sign-ups per address; beyond one, ``Throttled`` (429).
 4. **The puzzle** (``Challenges``), when the room asks for one: a missing, wrong,
@@ -44,7 +47,7 @@ from webapp.domain.entries import Entry
 from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import JoinLimits, Limit, network_of
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.refusals import KnownAddress
+from webapp.domain.refusals import KnownAddress, QueueRejecting
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import LIVE
@@ -196,6 +199,8 @@ class Admission:
             request = replace(request, identity=customer.identity)
             if self.reports.holds(room, customer.identity):
                 return Joined(self._engine(request))
+        if settings.queueing_method == "reject":  # no new place (held ones still count)
+            raise QueueRejecting(room)
         network = self._count(request, waitlist=False, taken=taken)
         if not self._solved(room, settings, request):
             return PuzzleRequired(self.challenge(room, settings))

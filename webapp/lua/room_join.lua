@@ -12,7 +12,8 @@
 --       seat is offered ('' = none; already normalised), the visitor's language (with
 --       the email), a support code for the ticket ('' = make one; on a clash with a
 --       code in use, one is made)
--- The room's max_line_length setting caps the line.
+-- The room's max_line_length setting caps the line. Refusal `rejecting`: the room's
+-- queueing_method is reject (no new joins; re-joins of a live ticket still check in).
 -- Reply: one reply() of room_lib.lua per joiner, in order; code ok | no_room | stale |
 --   closed | full | too_long | taken | waitlist | not_open_yet | due | event_ended |
 --   sold_out (a scheduled drop: before its pre-queue, its start owed (the caller runs
@@ -51,6 +52,8 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     -- gives what it made a TTL).
     if s.status == 'closed' then
         return reply('closed', '', nil, s, now)
+    elseif s.method == 'reject' then  -- queueing_method reject: no new joins
+        return reply('rejecting', '', nil, s, now)
     end
     if redis.call('HEXISTS', K_TICKETS, token) == 1 then
         return reply('taken', '', nil, s, now)
@@ -64,8 +67,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     local in_line = redis.call('ZCARD', K_LINE)
     local waiting = PLACING and in_line + unplaced() or in_line  -- (room_base.lua)
     local seated = redis.call('ZCARD', K_SEATS)
-    local enters = s.status == 'open' and not s.manual and waiting == 0
-        and seated < s.capacity and admissions_left(now, s) > 0  -- a seat at once
+    local enters = enters_at_once(s, now, waiting, seated)  -- (room_lib.lua)
     if not enters then
         if s.max_line and waiting >= s.max_line then
             return reply('full', '', nil, s, now)

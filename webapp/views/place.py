@@ -24,7 +24,7 @@ from webapp.domain.settings import RoomSettings
 from webapp.realtime import room_state
 from webapp.views import admission, chats, gate, lobby, reports, visitor, visits
 from webapp.views.drops import drop_view
-from webapp.views.words import trend_words, wait_words
+from webapp.views.words import chance_words, trend_words, wait_words
 from webapp.views.ws import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 
 SEATED = ("offered", "admitted")
@@ -248,4 +248,6 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "js_config": WAITING_CONFIG,
         "drop": drop_view(room, settings, ticket),
         "site": settings.site_url,  # a site room: the turn leads to the site
+        "method": standing.method,  # random: a chance, not a place; passthrough: going in
+        "chance": chance_words(standing.chance),
     }
