@@ -89,7 +89,9 @@ class MethodsMachine(RuleBasedStateMachine):
             try:
                 self.engine.check_in(ROOM, token)
             except TicketGone as gone:
-                raise AssertionError(f"{token} checked in on time and lost it: {gone.why}")
+                raise AssertionError(
+                    f"{token} checked in on time and lost it: {gone.why}"
+                ) from None
 
     @rule(n=st.integers(1, 4), present=st.booleans())
     def join(self, n: int, present: bool) -> None:

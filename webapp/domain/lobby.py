@@ -324,6 +324,15 @@ class Lobby:
         rates = self.rates(room, self.now())
         return None if rates is None else estimate.wait_for(rates, waiting)
 
+    def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
+        """Under random order: a joiner's chance of a seat soon, in a line of
+        ``waiting`` and themselves; None under any other order or while the pace is
+        unknown."""
+        if self.settings(room).queueing_method != "random":
+            return None
+        rates = self.rates(room, self.now())
+        return None if rates is None else estimate.seat_chance(rates, waiting + 1)
+
     def basis(self, room: str) -> str | None:
         """What the room's estimates rest on now: "typical" (the admin's typical stay,
         nothing measured yet), "measured", or None (no estimate)."""

@@ -179,9 +179,12 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     drop = drop_view(room, settings)
+    method = settings.queueing_method
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
+    enters = enters or (method == "passthrough" and summary.status == "open")
     enters = enters and (drop is None or drop.phase == "open")
-    guess = None if enters else lobby().back_of_line(room, summary.waiting)
+    enters = enters and method != "reject"
+    guess = None if enters or method != "fifo" else lobby().back_of_line(room, summary.waiting)
     # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
     # why a joiner waits; say so, and for how long at most (issue 35)
     offered = None
@@ -203,6 +206,8 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         # the room takes only its site's vouched-for customers, and none came with one
         "from_site": settings.identity == "required" and visitor.customer(room) is None,
         "offered": offered,
+        "rejecting": method == "reject",  # new joins are turned away (503)
+        "chance": None if enters else chance_words(lobby().chance_at_back(room, summary.waiting)),
     }
     return no_store(render_template("join.html", **context)), status
 
