@@ -101,7 +101,7 @@ def test_the_room_page_says_so_before_anyone_presses_join(
     make_visitor("Ann").join("hall")
     page = visitor.get("/rooms/hall").get_data(as_text=True)
     assert "drawn at random among everyone waiting" in page
-    assert "Your chance of a seat in the next 5 minutes: about 33%" in page
+    assert "If you join now, your chance of a seat in the next 5 minutes is about 33%" in page
     engine.configure("hall", {"queueing_method": "passthrough"})
     page = visitor.get("/rooms/hall").get_data(as_text=True)
     assert "A seat is free: you go straight in." in page

@@ -209,7 +209,9 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         "from_site": settings.identity == "required" and session.customer(room) is None,
         "offered": offered,
         "rejecting": method == "reject",  # new joins are turned away (503)
-        "chance": None if enters else chance_words(lobby().chance_at_back(room, summary.waiting)),
+        "chance": None
+        if enters
+        else chance_words(lobby().chance_at_back(room, summary.waiting), True),
     }
     return no_store(render_template("join.html", **context)), status
 

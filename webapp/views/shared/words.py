@@ -142,12 +142,23 @@ def duration(seconds: int) -> str:
     return str(format_timedelta(seconds, threshold=1))
 
 
-def chance_words(chance: SeatChance | None) -> str | None:
+def chance_words(chance: SeatChance | None, joining: bool = False) -> str | None:
     """Random order's figure in words: "Your chance of a seat in the next 5 minutes:
-    about 20%." (below 1%: "less than 1%"; at 100%: "very likely")."""
+    about 20%." (below 1%: "less than 1%"; at 100%: "very likely"); ``joining``: as a
+    newcomer is told it on the room's page ("If you join now, ...")."""
     if chance is None:
         return None
     minutes = max(round(chance.within / 60), 1)
+    percent = format_percent(round(chance.chance, 2))
+    if joining:
+        return ngettext(
+            "If you join now, your chance of a seat in the next %(num)s minute is about "
+            "%(percent)s.",
+            "If you join now, your chance of a seat in the next %(num)s minutes is about "
+            "%(percent)s.",
+            minutes,
+            percent=percent if chance.chance >= 0.01 else format_percent(0.01),
+        )
     if chance.chance >= 0.995:
         return ngettext(
             "You are very likely to get a seat within the next %(num)s minute.",
@@ -164,5 +175,5 @@ def chance_words(chance: SeatChance | None) -> str | None:
         "Your chance of a seat in the next %(num)s minute: about %(percent)s.",
         "Your chance of a seat in the next %(num)s minutes: about %(percent)s.",
         minutes,
-        percent=format_percent(round(chance.chance, 2)),
+        percent=percent,
     )
