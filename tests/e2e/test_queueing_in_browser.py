@@ -5,6 +5,7 @@ waiting page under random order (a chance, no place number) at 390 and 1280 px."
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -92,6 +93,7 @@ def test_random_shows_a_chance_in_the_browser(
     expect(status).to_contain_text("drawn at random among everyone waiting")
     expect(status).to_contain_text("Your chance of a seat in the next 5 minutes: about")
     expect(bob.locator("#line-status .big")).to_have_count(0)
+    expect(bob).to_have_title(re.compile(r"^Waiting for a draw · "))  # no place number
     shoot(bob, artifacts, "queueing-random-waiting")
     newcomer = person(width=390, height=844)
     newcomer.goto(f"{server.url}/rooms/{name}")
