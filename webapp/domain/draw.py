@@ -79,7 +79,9 @@ class SeatDraw(NamedTuple):
 
 def seat_draw_index(seed: str, size: int) -> int:
     """The index into a line of ``size`` that the seed ``seed`` (hex text) draws: the
-    first 48 bits of SHA-256("<seed>:<size>"), big-endian, modulo ``size`` (room_lib.lua
-    computes the same). The modulo's bias is below size / 2**48: none that matters."""
-    digest = hashlib.sha256(f"{seed}:{size}".encode()).digest()
+    first 48 bits of SHA-1("<seed>:<size>"), big-endian, modulo ``size`` (room_lib.lua
+    computes the same with Redis's own SHA-1). The modulo's bias is below size / 2**48:
+    none that matters. SHA-1 only spreads the seed over the line (no secret rests on
+    it)."""
+    digest = hashlib.sha1(f"{seed}:{size}".encode(), usedforsecurity=False).digest()
     return int.from_bytes(digest[:6], "big") % size

@@ -1,7 +1,6 @@
 --!include room_base.lua
 --!include room_stats.lua
 --!include room_windows.lua
---!include sha256_lib.lua
 -- room_lib.lua: the rules every room script shares (the room's keys and ARGV are in
 -- room_base.lua). The loader puts this file, with what it includes, in front of each
 -- script that starts with "--!include room_lib.lua"; it is never run alone.
@@ -221,18 +220,15 @@ end
 -- Random order (queueing_method random): a free seat goes to someone in line drawn at
 -- random, by an index into the line drawn from a fresh seed that the seat's audit entry
 -- keeps, so anyone can recompute it (webapp/domain/draw.py seat_draw_index):
---     index = (the first 48 bits of SHA-256("<seed>:<n>")) mod n
+--     index = (the first 48 bits of SHA-1("<seed>:<n>")) mod n
 -- n being the line's length then (while a drop's start places its pre-queue, only the
 -- placed part of it, numbered up to PLACING: the rest is not in line yet), the index
 -- counted from the head in join order (ZRANGE). The seed is 96 bits of Redis's own
--- generator, which no caller sets.
+-- generator, which no caller sets. SHA-1 (Redis's own, in C) only spreads the seed
+-- evenly over the line; nothing rests on it resisting collisions.
 local function seat_draw_index(seed, n)
-    local digest = sha256(seed .. ':' .. n)
-    local high = 0
-    for i = 1, 6 do
-        high = high * 256 + string.byte(digest, i)
-    end
-    return high % n  -- exact: below 2^48, a double holds every step
+    local high = tonumber(string.sub(redis.sha1hex(seed .. ':' .. n), 1, 12), 16)
+    return high % n  -- exact: below 2^48, a double holds it
 end
 
 -- One draw for a free seat under random order. The ticket drawn is offered the seat if
