@@ -105,3 +105,15 @@ def test_the_room_page_says_so_before_anyone_presses_join(
     engine.configure("hall", {"queueing_method": "passthrough"})
     page = visitor.get("/rooms/hall").get_data(as_text=True)
     assert "A seat is free: you go straight in." in page
+
+
+def test_the_lobby_names_no_place_under_random(make_visitor: Any, make_room: Any) -> None:
+    """The lobby's list of a visitor's places says a random room's place is a draw,
+    with no number."""
+    make_room("hall", capacity=1, queueing_method="random")
+    make_visitor("Ann").join("hall")
+    bob = make_visitor("Bob")
+    bob.join("hall")
+    lobby = bob.get("/").get_data(as_text=True)
+    assert "you are waiting for a seat drawn at random among everyone waiting" in lobby
+    assert "you are number 1 in line" not in lobby
