@@ -238,7 +238,8 @@ end
 -- makes it drawable). Returns the token (nil: nobody waits), whether it was offered
 -- the seat, and whether it was passed over (nothing changed).
 local function offer_drawn(now, lease, s)
-    local n = PLACING and redis.call('ZCOUNT', K_LINE, '-inf', PLACING) or redis.call('ZCARD', K_LINE)
+    local n = PLACING and redis.call('ZCOUNT', K_LINE, '-inf', PLACING)
+        or redis.call('ZCARD', K_LINE)
     if n == 0 then
         return nil, false, false
     end
