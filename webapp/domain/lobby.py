@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from webapp.domain import estimate, pace
 from webapp.domain.announcer import Announcer
+from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     JoinRefused,
@@ -193,15 +194,24 @@ class Lobby:
         return rates
 
     def join(
-        self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
+        self,
+        room: str,
+        identity: str = "",
+        name: str = "",
+        email: str = "",
+        lang: str = "",
+        limits: Counting = NO_LIMITS,
     ) -> Standing:
-        """``email`` (normalised) and ``lang``: told by email when a seat is offered."""
+        """``email`` (normalised) and ``lang``: told by email when a seat is offered.
+        ``limits``: counted by the join's own script (``WaitingRooms.join``)."""
         for _ in range(JOIN_TRIES - 1):
             try:
-                return self._join(room, identity, name, email=email, lang=lang)
+                return self._join(room, identity, name, email=email, lang=lang, limits=limits)
             except SettingsChanged:
                 self.forget(room)
-        return self._join(room, identity, name, checked=False, email=email, lang=lang)
+        return self._join(
+            room, identity, name, checked=False, email=email, lang=lang, limits=limits
+        )
 
     def _join(
         self,
@@ -211,6 +221,7 @@ class Lobby:
         checked: bool = True,
         email: str = "",
         lang: str = "",
+        limits: Counting = NO_LIMITS,
     ) -> Standing:
         cached = self._room(room)
         settings = cached.settings
@@ -229,15 +240,16 @@ class Lobby:
                 version=version,
                 email=email,
                 lang=lang,
+                limits=limits,
             )
         except QueueRejecting:
             raise  # its own hint: the room turns joins away, whatever the line
         except JoinRefused as refused:
             # How many must leave the line before a join passes, and how long that takes.
-            limits = [max_ahead] if max_ahead is not None else []
+            most = [max_ahead] if max_ahead is not None else []
             if settings is not None and settings.max_line_length is not None:
-                limits.append(settings.max_line_length - 1)
-            excess = refused.waiting - min(limits, default=refused.waiting - 1)
+                most.append(settings.max_line_length - 1)
+            excess = refused.waiting - min(most, default=refused.waiting - 1)
             if rates is None:
                 rates = self.rates(room, self.now())
             refused.retry_after = estimate.retry_after(rates, excess)
