@@ -12,6 +12,7 @@ from webapp.views.admin import (
     auth,
     drops,
     filters,
+    page,
     people,
     report,
     rooms,
@@ -23,7 +24,7 @@ from webapp.views.admin import (
 if TYPE_CHECKING:
     from webapp.services import Services
 
-PANELS = (rooms, settings, people, waitlist, drops, site_keys, report)  # pages, then actions
+PANELS = (rooms, settings, page, people, waitlist, drops, site_keys, report)  # pages, then actions
 
 
 def init_app(app: Flask, built: Services) -> None:

@@ -101,6 +101,8 @@ def stored_words(name: str, text: str) -> str:
     if setting is None:
         return text
     value: Any
+    if setting.markup:  # kept as its size and digest when long (room_configure.lua)
+        return shown(setting, text)
     try:
         value = setting.from_text(text)
     except InvalidSetting:
