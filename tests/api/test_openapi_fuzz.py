@@ -251,7 +251,9 @@ def test_every_reply_is_documented(app, client, admin, make_room, method, path):
         ),
     )
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    # 30 examples an operation (each resets two rooms): with some 60 operations this is the
+    # suite's longest test, and CI has 30 minutes for everything
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     # Hypothesis favours False: most requests carry the admin token (else admin calls
     # would nearly all be 401); the others keep the generated Authorization header, if any.
     @given(

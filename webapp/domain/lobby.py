@@ -31,6 +31,7 @@ from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     JoinRefused,
+    QueueRejecting,
     RoomNotFound,
     RoomSummary,
     SettingsChanged,
@@ -57,6 +58,8 @@ class Standing(NamedTuple):
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
     trend: str | None = None  # "slower" or "faster" than the figure shown before said
     basis: str | None = None  # "typical" (the admin's typical stay) or "measured"; None: none
+    method: str = "fifo"  # the room's queueing_method, which says what the figures mean
+    chance: estimate.SeatChance | None = None  # random order: the chance of a seat soon
 
 
 class Ended(NamedTuple):
@@ -242,6 +245,8 @@ class Lobby:
                 lang=lang,
                 limits=limits,
             )
+        except QueueRejecting:
+            raise  # its own hint: the room turns joins away, whatever the line
         except JoinRefused as refused:
             # How many must leave the line before a join passes, and how long that takes.
             most = [max_ahead] if max_ahead is not None else []
@@ -267,18 +272,27 @@ class Lobby:
             session = cached.settings.session_seconds if cached.settings else 600
             done = estimate.Estimate(0.0, 0.0)
             return Standing(ticket, done, round(min(session / 3, 30.0), 1), done)
+        method = cached.settings.queueing_method if cached.settings else "fifo"
         raw = None
         rates = self.rates(room, ticket.now, ticket.capacity)
-        if ticket.room_status != "paused" and rates is not None:
+        moving = ticket.room_status != "paused" and rates is not None
+        if method in ("random", "passthrough"):
+            # no place-based wait: a draw (the chance of a seat soon), or a seat coming
+            poll = estimate.poll_after(dropout, ticket.position, None, ticket.window)
+            chance = None
+            if method == "random" and moving and rates is not None:
+                chance = estimate.seat_chance(rates, ticket.waiting)
+            return Standing(ticket, None, poll, method=method, chance=chance)
+        if moving and rates is not None:
             raw = estimate.wait_for(rates, ticket.ahead, ticket.active)
         poll = estimate.poll_after(dropout, ticket.position, raw, ticket.window)
         if raw is None or rates is None:
-            return Standing(ticket, None, poll)
+            return Standing(ticket, None, poll, method=method)
         before = estimate.Shown.loads(shown)
         figure = estimate.smooth(before, raw, ticket.now, rates.service)
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
-        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis)
+        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method)
 
     def hard_to_predict(self, room: str) -> bool:
         """Whether the room's estimates have been poor lately (``estimate.poor_record``
@@ -341,6 +355,15 @@ class Lobby:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""
         rates = self.rates(room, self.now())
         return None if rates is None else estimate.wait_for(rates, waiting)
+
+    def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
+        """Under random order: a joiner's chance of a seat soon, in a line of
+        ``waiting`` and themselves; None under any other order or while the pace is
+        unknown."""
+        if self.settings(room).queueing_method != "random":
+            return None
+        rates = self.rates(room, self.now())
+        return None if rates is None else estimate.seat_chance(rates, waiting + 1)
 
     def basis(self, room: str) -> str | None:
         """What the room's estimates rest on now: "typical" (the admin's typical stay,
