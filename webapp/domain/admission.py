@@ -44,7 +44,7 @@ from webapp.domain.entries import Entry
 from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import JoinLimits, Limit, network_of
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.refusals import KnownAddress
+from webapp.domain.refusals import JoinRefused, KnownAddress
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import LIVE
@@ -94,6 +94,7 @@ class JoinRequest:
     solution: object = None  # the puzzle's solution as sent; None: none was sent
     signup: bool = False  # a waitlist's sign-up form: a live room refuses it (NotAWaitlist)
     customer: str | None = None  # the site's signed token for its customer (identity)
+    seat_only: bool = False  # the gate's join (issue 30): a seat at once or nothing
 
 
 class Joined(NamedTuple):
@@ -121,7 +122,13 @@ class PuzzleRequired(NamedTuple):
     challenge: dict[str, Any]
 
 
-Outcome = Joined | Rejoined | SignedUp | PuzzleRequired
+class NoSeat(NamedTuple):
+    """A seat-only join (the gate's) found no seat to take at once: nothing changed."""
+
+
+Outcome = Joined | Rejoined | SignedUp | PuzzleRequired | NoSeat
+NO_SEAT_MEMORY = 1.0  # seconds a process skips the gate's joins of a room found full
+NO_SEAT_ROOMS = 1024  # rooms it remembers so at most
 
 
 class Taken:
@@ -164,6 +171,7 @@ class Admission:
         self.identities = identities
         self.drops = visits.drops
         self.clock = clock
+        self._no_seat: dict[str, float] = {}  # room -> until when it was found full
 
     def join(self, request: JoinRequest) -> Outcome:
         settings = self.lobby.settings(request.room)
@@ -180,12 +188,14 @@ class Admission:
         except Exception:
             taken.give_back()
             raise
-        if isinstance(outcome, PuzzleRequired):
+        if isinstance(outcome, PuzzleRequired | NoSeat):
             taken.give_back()
         return outcome
 
     def _join_live(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         room = request.room
+        if request.seat_only and self._no_seat.get(room, 0.0) > self.clock():
+            return NoSeat()  # found full a moment ago: no join tried, nothing counted
         if self._holds_live(room, request.held):
             return Rejoined(str(request.held))
         if request.identity and self.reports.holds(room, request.identity):
@@ -199,6 +209,8 @@ class Admission:
         network = self._count(request, waitlist=False, taken=taken)
         if not self._solved(room, settings, request):
             return PuzzleRequired(self.challenge(room, settings))
+        if request.seat_only:
+            return self._seat(request, settings)
         if customer is None and self.drops.in_prequeue(room, settings, self.clock()):
             # the pre-queue's caps (a customer holds one place, whatever its address)
             entry = self.drops.take_prequeue_entry(
@@ -206,6 +218,20 @@ class Admission:
             )
             taken.add(lambda: self.drops.give_back_prequeue_entry(entry))
         return Joined(self._engine(request))
+
+    def _seat(self, request: JoinRequest, settings: RoomSettings) -> Outcome:
+        """A seat at once, or NoSeat (remembered a moment, so a crowd at a full room's
+        gate costs no join each); never a place in line or in a drop's pre-queue."""
+        now = self.clock()
+        if not self.drops.in_prequeue(request.room, settings, now):
+            try:
+                return Joined(self._engine(request))
+            except JoinRefused:
+                pass
+        if len(self._no_seat) > NO_SEAT_ROOMS:  # made-up room names never get this far
+            self._no_seat.clear()
+        self._no_seat[request.room] = now + NO_SEAT_MEMORY
+        return NoSeat()
 
     def _sign_up(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         self._count(request, waitlist=True, taken=taken)
@@ -276,4 +302,5 @@ class Admission:
             name=request.name,
             email=email,
             lang=request.lang if email else "",
+            seat_only=request.seat_only,
         )

@@ -42,6 +42,7 @@ from webapp.domain.settings import RoomSettings
 
 CACHE_SIZE = 1024  # rooms whose figures a process keeps
 JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
+SEAT_ONLY = -1  # most people ahead of a join that takes a seat at once or nothing
 
 
 class Standing(NamedTuple):
@@ -190,15 +191,24 @@ class Lobby:
         return rates
 
     def join(
-        self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
+        self,
+        room: str,
+        identity: str = "",
+        name: str = "",
+        email: str = "",
+        lang: str = "",
+        seat_only: bool = False,
     ) -> Standing:
-        """``email`` (normalised) and ``lang``: told by email when a seat is offered."""
+        """``email`` (normalised) and ``lang``: told by email when a seat is offered.
+        ``seat_only``: a seat at once or nothing (JoinRefused), never a place in line."""
         for _ in range(JOIN_TRIES - 1):
             try:
-                return self._join(room, identity, name, email=email, lang=lang)
+                return self._join(room, identity, name, email=email, lang=lang, seat_only=seat_only)
             except SettingsChanged:
                 self.forget(room)
-        return self._join(room, identity, name, checked=False, email=email, lang=lang)
+        return self._join(
+            room, identity, name, checked=False, email=email, lang=lang, seat_only=seat_only
+        )
 
     def _join(
         self,
@@ -208,12 +218,13 @@ class Lobby:
         checked: bool = True,
         email: str = "",
         lang: str = "",
+        seat_only: bool = False,
     ) -> Standing:
         cached = self._room(room)
         settings = cached.settings
-        max_ahead = None
+        max_ahead = SEAT_ONLY if seat_only else None
         rates = None  # only a room with a max_wait_seconds needs them before the join
-        if settings is not None and settings.max_wait_seconds is not None:
+        if not seat_only and settings is not None and settings.max_wait_seconds is not None:
             rates = self.rates(room, self.now())
             max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
         version = cached.version if checked and settings is not None else None
@@ -228,6 +239,8 @@ class Lobby:
                 lang=lang,
             )
         except JoinRefused as refused:
+            if seat_only:  # no seat free: nobody asked to wait, so no retry to work out
+                raise
             # How many must leave the line before a join passes, and how long that takes.
             limits = [max_ahead] if max_ahead is not None else []
             if settings is not None and settings.max_line_length is not None:

@@ -102,12 +102,21 @@ class Visits:
     # -- people -----------------------------------------------------------------
 
     def join(
-        self, room: str, identity: str = "", name: str = "", email: str = "", lang: str = ""
+        self,
+        room: str,
+        identity: str = "",
+        name: str = "",
+        email: str = "",
+        lang: str = "",
+        seat_only: bool = False,
     ) -> Standing:
         """A visitor asks in (or, with a live identity, checks in again): the room is
         told, whether they took a seat or a place in line. ``email`` (normalised): the
-        visitor is told there when a seat is offered to them."""
-        standing = self.lobby.join(room, identity=identity, name=name, email=email, lang=lang)
+        visitor is told there when a seat is offered to them. ``seat_only``: a seat at
+        once or nothing (JoinRefused: nothing changed)."""
+        standing = self.lobby.join(
+            room, identity=identity, name=name, email=email, lang=lang, seat_only=seat_only
+        )
         self.announcer.changed(room, standing.ticket)
         # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
         if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:

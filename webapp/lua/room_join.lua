@@ -7,7 +7,8 @@
 -- KEYS: the room's sixteen keys (room_lib.lua), then a drop's four (drop_lib.lua)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then eight per
 --       joiner: a fresh token, identity ('' = none), display name, most
---       people allowed ahead of a new joiner ('' = no limit), the settings version the
+--       people allowed ahead of a new joiner ('' = no limit; -1: a seat at once or
+--       nothing, never a place in line or the pre-queue), the settings version the
 --       caller's limit was worked out from ('' = any), an email to be told at when a
 --       seat is offered ('' = none; already normalised), the visitor's language (with
 --       the email), a support code for the ticket ('' = make one; on a clash with a
@@ -66,6 +67,9 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     local seated = redis.call('ZCARD', K_SEATS)
     local enters = s.status == 'open' and not s.manual and waiting == 0
         and seated < s.capacity and admissions_left(now, s) > 0  -- a seat at once
+    if max_ahead == '-1' and phase == 'prequeue' then  -- a seat or nothing: nothing
+        return reply('too_long', '', nil, s, now)
+    end
     if not enters then
         if s.max_line and waiting >= s.max_line then
             return reply('full', '', nil, s, now)
