@@ -156,6 +156,7 @@ def test_bypass_paths_pass_without_a_pass(client):
         reply = gate(client, uri=uri)
         assert reply.status_code == 204, uri
         assert "Set-Cookie" not in reply.headers
+        assert reply.headers["Cache-Control"] == "no-store"  # no cache keeps it for others
     caddy = client.get("/gate/shop", headers={"X-Forwarded-Uri": "/robots.txt"})
     assert caddy.status_code == 204
     for uri in ("/robots.txt.bak", "/static", "/static/../checkout", "/static/%2e%2e/checkout",

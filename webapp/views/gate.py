@@ -225,7 +225,8 @@ class FreshGate:
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
                     return []
                 if held is None and self.bypassed(room, environ):
-                    start_response("204 NO CONTENT", [])
+                    # never kept by a cache of the gate's answers keyed by the pass
+                    start_response("204 NO CONTENT", [("Cache-Control", "no-store")])
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
                     return []
         return self.app(environ, start_response)
