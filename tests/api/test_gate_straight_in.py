@@ -185,3 +185,21 @@ def test_bypass_paths_are_kept(client):
     reply = client.put("/api/admin/rooms/shop", json={"bypass_paths": value}, headers=ADMIN)
     assert reply.status_code == 200
     assert reply.get_json()["bypass_paths"] == "/robots.txt\n/static/*"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Sec-Fetch-Dest": "image"}, {"Sec-Fetch-Dest": "style"}, {"Sec-Purpose": "prefetch"},
+     {"Purpose": "prefetch"}, {"Sec-Fetch-Dest": "document", "Sec-Purpose": "prefetch;prerender"}],
+)  # fmt: skip
+def test_no_seat_for_a_favicon_or_a_prefetch(client, headers):
+    """A browser's request for an image or a stylesheet, or a prefetch, takes no seat;
+    a page (document), a page's own request (empty) and a client naming none do."""
+    site_room(client, capacity=5)
+    reply = client.get("/gate/shop", headers={"X-Original-URI": "/favicon.ico", **headers})
+    assert reply.status_code == 401
+    assert held(client)["active"] == 0
+    for dest in ("document", "empty"):
+        client.delete_cookie("wr_pass_shop")
+        assert client.get("/gate/shop", headers={"Sec-Fetch-Dest": dest}).status_code == 204
+    assert held(client)["active"] == 2

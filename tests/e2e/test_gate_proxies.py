@@ -5,7 +5,7 @@ only ports and scratch paths), in front of a small origin site (tests/site_origi
 and the app under gunicorn with 2 workers, mounted under /queue/. Capacity 1: A goes
 straight onto /shop/item (the gate seats A: issue 30); B is put in line at place 1 with
 no click; the origin releases A's pass at checkout; B is on /shop/item within 2 s; A's
-next request shows the waiting page saying the visit ended. Screenshots of every page a
+next request puts A in line. Screenshots of every page a
 gated visitor sees (390 px) go to /work/shots/gate/ when that directory's parent exists,
 else artifacts/gate/.
 """
@@ -95,7 +95,7 @@ def into_the_line(page: Any, gated: Gated) -> None:
 
 def test_two_visitors_one_seat(gated: Gated, person: Any) -> None:
     """A gets in, B waits at place 1, A's checkout releases the seat, B is on the
-    site within 2 s, A's next request says the visit ended."""
+    site within 2 s, A's next request puts A in line."""
     gated.room(capacity=1, dropout_seconds=10, typical_stay_seconds=60)
     a, b = person(width=PHONE, height=844), person(width=PHONE, height=844)
 
@@ -117,14 +117,10 @@ def test_two_visitors_one_seat(gated: Gated, person: Any) -> None:
     expect(b.get_by_role("heading", name="Origin page /shop/item")).to_be_visible()
     assert time.monotonic() - released < 2.0
 
-    a.goto(f"{gated.url}/shop/item")
-    expect(a).to_have_url(re.compile(r"/queue/rooms/shop\?next=/shop/item$"))
-    expect(a.get_by_role("heading", name="Your visit to shop has ended")).to_be_visible()
-    ended = a.locator("section.ended")
-    expect(ended).to_have_attribute("data-why", "released")
-    expect(ended).to_contain_text("Your visit is over")
-    expect(a.get_by_role("button", name="Join again")).to_be_visible()
-    shoot(a, gated.kind, "4-visit-ended")
+    # A's pass went with the checkout, and A never saw the waiting room: a new visitor,
+    # put in line at once (B holds the seat)
+    into_the_line(a, gated)
+    expect(a.locator(".position .big")).to_have_text("1")
 
 
 def test_static_assets_are_not_gated(gated: Gated) -> None:

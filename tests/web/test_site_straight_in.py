@@ -116,3 +116,14 @@ def test_json_mode_of_a_seat_carries_the_pass(make_room, app):
     assert visitor.get("/rooms/shop?next=/shop/item").status_code == 303  # a free seat
     body = visitor.client.get("/rooms/shop", headers=JSON).get_json()
     assert body["status"] == "admitted" and body["pass"] and body["site_url"] == SITE
+
+
+def test_a_favicon_sent_on_from_the_gate_joins_nobody(visitor, full_shop, reports):
+    """The gate's link followed by an image's fetch (the site's favicon, redirected) or
+    a prefetch shows the card and joins nobody; a page's navigation joins."""
+    for headers in ({"Sec-Fetch-Dest": "image"}, {"Sec-Purpose": "prefetch"}):
+        visitor.client.get("/rooms/shop?next=/favicon.ico", headers=headers)
+        assert waiting(reports) == 0
+    nav = {"Sec-Fetch-Dest": "document", "Sec-Fetch-Mode": "navigate"}
+    visitor.client.get("/rooms/shop?next=/shop/item", headers=nav)
+    assert waiting(reports) == 1

@@ -92,6 +92,8 @@ def straight_in(room: str) -> ResponseReturnValue:
     waiting and no puzzle asked, the join decision (``Admission``, seat only) seats them,
     and the 204 carries the seat's pass in Set-Cookie for the proxy to hand on; else the
     401 that leads to the waiting page, which puts them in line."""
+    if not asked_by_a_visitor(("document", "empty")):  # a favicon takes no seat
+        return refused(room)
     try:
         settings = lobby().settings(room)
         if not settings.site_url:
@@ -112,6 +114,19 @@ def straight_in(room: str) -> ResponseReturnValue:
     response.headers["Cache-Control"] = "no-store"
     set_pass(response, room, fresh)
     return response
+
+
+def asked_by_a_visitor(destinations: tuple[str, ...]) -> bool:
+    """Whether this request (the gate's: the proxy passes the browser's headers on) is
+    one a visitor makes to be let in: a browser's fetch for one of ``destinations``
+    (``Sec-Fetch-Dest``: a page, or a page's own request), or a client that names none;
+    never an image, a stylesheet, a prefetch or a prerender."""
+    headers = request.headers
+    purpose = (headers.get("Sec-Purpose") or headers.get("Purpose") or "").lower()
+    if "prefetch" in purpose or "prerender" in purpose:
+        return False
+    dest = headers.get("Sec-Fetch-Dest", "")
+    return not dest or dest in destinations
 
 
 @bp.get("/.well-known/jwks.json")

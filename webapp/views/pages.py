@@ -195,7 +195,11 @@ def room_page(room: str) -> ResponseReturnValue:
         return place.show(room, token)
     if ended is not None:
         return place.ended_page(room, ended, here="t" not in request.args)
-    if "next" in request.args and lobby().settings(room).site_url:
+    if (
+        "next" in request.args
+        and lobby().settings(room).site_url
+        and gate.asked_by_a_visitor(("document",))  # not the site's favicon, redirected
+    ):
         return join_from_the_gate(room)
     return place.join_card(room)
 
