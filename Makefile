@@ -27,8 +27,8 @@ $(DEV): pyproject.toml | $(PY)
 run: export WEBAPP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 # The mailer (docs/operations.md, "Email") runs beside gunicorn and stops with it
 run: $(RUNTIME)
-	$(PY) -m webapp.mailer & mailer=$$!; trap 'kill $$mailer 2>/dev/null' EXIT; \
-	$(VENV)/bin/gunicorn -c python:webapp.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
+	$(PY) -m webapp.workers.mailer & mailer=$$!; trap 'kill $$mailer 2>/dev/null' EXIT; \
+	$(VENV)/bin/gunicorn -c python:webapp.web.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -381,7 +381,7 @@ def start_gunicorn(
     log = workdir / f"{name}.log"
     argv = [
         sys.executable, "-m", "gunicorn",
-        "-c", "python:webapp.gunicorn_conf",
+        "-c", "python:webapp.web.gunicorn_conf",
         "--bind", f"{HOST}:{port}",
         "--pythonpath", str(BENCH_DIR),
         app,

@@ -2,7 +2,7 @@
 
 Served by gunicorn with the same settings and worker class as the real app, so the
 ratio of the two is what the waiting-room API costs on top of "Flask + one Redis call":
-``gunicorn -c python:webapp.gunicorn_conf --pythonpath bench 'baseline_app:create_app()'``.
+``gunicorn -c python:webapp.web.gunicorn_conf --pythonpath bench 'baseline_app:create_app()'``.
 
 - ``GET /ping``: one ``INCR``: the cheapest round trip.
 - ``POST /line`` and ``GET /line/<token>``: one ``EVALSHA`` of a three-command script

@@ -206,7 +206,7 @@ def main() -> None:
     env.update(WEB_CONCURRENCY="2", WEBAPP_DATA_DIR=directory, WEBAPP_ADMIN_TOKEN=ADMIN,
                WEBAPP_SECRET_KEY="bench-secret-key-0123456789")  # fmt: skip
     log = Path(directory) / "gunicorn.log"
-    argv = [sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
+    argv = [sys.executable, "-m", "gunicorn", "-c", "python:webapp.web.gunicorn_conf",
             "--bind", f"{HOST}:{port}",
             "webapp:create_app()"]  # fmt: skip
     process = spawn(argv, log, env)

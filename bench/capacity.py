@@ -294,7 +294,7 @@ class Bench:
         """gunicorn as api_throughput.py starts it, in the tree measured (its webapp)."""
         port = free_port()
         log = self.workdir / f"{name}.log"
-        argv = [sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
+        argv = [sys.executable, "-m", "gunicorn", "-c", "python:webapp.web.gunicorn_conf",
                 "--bind", f"{HOST}:{port}", "--pythonpath", str(BENCH_DIR), app]  # fmt: skip
         with open(log, "wb") as out:
             proc = subprocess.Popen(

@@ -83,7 +83,7 @@ def start(
     }
     log = workdir / "gunicorn.log"
     argv = [
-        sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
+        sys.executable, "-m", "gunicorn", "-c", "python:webapp.web.gunicorn_conf",
         "--bind", f"{HOST}:{port}", "--pythonpath", str(Path(__file__).resolve().parent), app,
     ]  # fmt: skip
     proc = spawn(argv, log, env)

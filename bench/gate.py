@@ -145,7 +145,7 @@ def start_app(stack: contextlib.ExitStack, scratch: Path, public: str, key: str)
            "WEBAPP_PROXY_COUNT": "1", "WEBAPP_PUBLIC_URL": public, "WEBAPP_PASS_KEY": key,
            "WEBAPP_DATA_DIR": str(scratch / "data")}  # fmt: skip
     log = scratch / "gunicorn.log"
-    gunicorn = spawn([sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf",
+    gunicorn = spawn([sys.executable, "-m", "gunicorn", "-c", "python:webapp.web.gunicorn_conf",
                       "--bind", f"{HOST}:{app}", "webapp:create_app()"], log, env)  # fmt: skip
     stack.callback(stop, gunicorn)
     wait_until(lambda: answers(f"http://{HOST}:{app}/api/rooms"), gunicorn, log)

@@ -93,10 +93,11 @@ def drive(url: str, tokens: dict[str, list[str]], seconds: float, per_call: int,
     cluster pipeline refuses scripts), each node with its own pipeline."""
     client = connect(url)
     engine = WaitingRooms(client, Keys("bench"), Scripts(client))
-    source = engine.scripts["room_checkin"].script
+    checkin = engine.scripts["room_checkin"]
     by_node: dict[tuple[str, int], list[tuple[list[str], list[Any]]]] = {}
     for room, each in tokens.items():
-        keys = list(engine.keys.room(room).all())
+        named = {**engine.keys.room(room).named(), **engine.keys.drop(room).named()}
+        keys = checkin.ordered({**named, **engine.keys.waitlist(room).named()})
         if hasattr(client, "get_node_from_key"):
             node = client.get_node_from_key(keys[0])
             where = (node.host, int(node.port))
@@ -110,7 +111,7 @@ def drive(url: str, tokens: dict[str, list[str]], seconds: float, per_call: int,
     nodes = []
     for (host, port), calls in by_node.items():
         direct = redis.Redis(host=host, port=port)
-        nodes.append((direct, direct.register_script(source), calls))
+        nodes.append((direct, direct.register_script(checkin.text), calls))
     done, i = 0, 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:

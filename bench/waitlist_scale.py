@@ -62,7 +62,7 @@ def address_of(i: int) -> str:
 
 def scripted(client: redis.Redis, waitlists: Waitlists, count: int, rng: random.Random) -> None:
     """``count`` sign-ups through the real scripts, pipelined; prints their rate."""
-    keys = [*waitlists.keys.room(ROOM).all(), *waitlists.keys.waitlist(ROOM).all()]
+    keys = {**waitlists.keys.room(ROOM).named(), **waitlists.keys.waitlist(ROOM).named()}
     join, confirm = waitlists.scripts["waitlist_join"], waitlists.scripts["waitlist_confirm"]
     hashes = cache(waitlists._address_hashes)
     codes: list[str] = []

@@ -58,7 +58,7 @@ class App:
         )
         log = Path(self.dir) / "gunicorn.log"
         argv = [
-            *(sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf"),
+            *(sys.executable, "-m", "gunicorn", "-c", "python:webapp.web.gunicorn_conf"),
             *("--bind", self.url.removeprefix("http://"), "webapp:create_app()"),
         ]
         self.process = spawn(argv, log, env)

@@ -20,9 +20,9 @@ from webapp.domain.reports import Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
-from webapp.mailer import Mailer
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
+from webapp.workers.mailer import Mailer
 
 
 def engine(

@@ -197,7 +197,7 @@ def run_gunicorn(env: Mapping[str, str], log_name: str = "gunicorn.log") -> Iter
                 "-m",
                 "gunicorn",
                 "-c",
-                "python:webapp.gunicorn_conf",
+                "python:webapp.web.gunicorn_conf",
                 "--bind",
                 f"127.0.0.1:{port}",
                 "webapp:create_app()",

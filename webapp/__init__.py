@@ -13,10 +13,10 @@ from typing import Any
 from flask import Flask
 
 from webapp import config
-from webapp.jsonio import OrjsonProvider
 from webapp.redis.connection import redacted
 from webapp.services import build as build_services
-from webapp.trusted_proxies import TrustedProxyFix, trusted_networks
+from webapp.web.jsonio import OrjsonProvider
+from webapp.web.trusted_proxies import TrustedProxyFix, trusted_networks
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -57,57 +57,23 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.jinja_env.globals["mail_works"] = services.mail.sendable
     app.jinja_env.globals["mail_status"] = services.mail.read
 
-    from webapp import i18n, security
-    from webapp.views import (
-        admin,
-        admin_api,
-        admin_auth,
-        admin_drops,
-        admin_people,
-        admin_settings,
-        admin_site_keys,
-        admin_waitlist,
-        api,
-        claims,
-        drops,
-        errors,
-        extras,
-        filters,
-        gate,
-        health,
-        hot,
-        language,
-        line,
-        move,
-        pages,
-        waitlist,
-        ws,
-    )
-    from webapp.views import metrics as metrics_views
+    from webapp.views import admin, admin_api, api, gate, ops, visitor
+    from webapp.views.api import lean
+    from webapp.views.ops import metrics as metrics_views
+    from webapp.views.shared import errors, extras
+    from webapp.web import i18n, security
 
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
-    filters.init_app(app)  # times in UTC, spans, the panel's words
-    hot.init_app(app, services)  # a live room's check-in without Flask (before the next)
+    lean.init_app(app, services)  # a live room's check-in without Flask (before the next)
     security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp, gate.bp])  # tokens
-    app.register_blueprint(health.bp)
-    app.register_blueprint(api.bp)
-    app.register_blueprint(gate.bp)  # site rooms: /gate/<room>, the keys, the release
-    app.register_blueprint(admin_api.bp)
-    app.register_blueprint(pages.bp)
-    app.register_blueprint(line.bp)  # the waiting page's poll, leaving, its email
-    app.register_blueprint(language.bp)  # the footer's language picker
     app.register_blueprint(extras.bp)  # room headings, clock times, the favicon
-    app.register_blueprint(move.bp)  # continue on another device
-    app.register_blueprint(drops.bp)  # a scheduled drop's refusals (its pages: waitlist's)
-    app.register_blueprint(waitlist.bp)  # a waitlist room's pages, /confirm links
-    app.register_blueprint(claims.bp)  # /claim links from admission emails
-    admin_auth.init_app(app, services)  # /admin/login, `flask admin`
-    # the control panel, behind that login: its pages, then its actions
-    panels = (admin, admin_settings, admin_people, admin_waitlist, admin_drops, admin_site_keys)
-    for panel in panels:
-        app.register_blueprint(panel.bp)
-    ws.init_app(app)
+    ops.init_app(app)  # /healthz, /readyz
+    app.register_blueprint(api.bp)  # the JSON API
+    app.register_blueprint(gate.bp)  # site rooms: /gate/<room>, the keys, the release
+    app.register_blueprint(admin_api.bp)  # the admin's JSON API
+    visitor.init_app(app)  # the visitors' pages and the room's socket
+    admin.init_app(app, services)  # /admin/login, `flask admin`, the control panel
     metrics_views.init_app(app, services)  # /metrics, and every request timed
     gate.init_app(app, services)  # a fresh pass's 204 without Flask: the hottest request
 

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flask import Config
+from limits import parse_many
 
 from webapp.domain.admins import MIN_PASSWORD
 from webapp.domain.passes import PassKeys, new_private_pem
 from webapp.redis.connection import redis_url
-from webapp.trusted_proxies import trusted_networks
+from webapp.web.trusted_proxies import trusted_networks
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class Defaults:
     # Wrong admin credentials allowed per client address (flask-limiter's notation)
     ADMIN_FAILURE_LIMIT = "10 per 15 minutes"
     # Per-address limits (issue 25: a join's in webapp/domain/admission.py, the admin
-    # login's in webapp/login_limits.py), in flask-limiter's notation
+    # login's in webapp/web/login_limits.py), in flask-limiter's notation
     JOIN_LIMIT = "20 per minute"  # joins and sign-ups per client address
     JOIN_NETWORK_LIMIT = "200 per minute"  # ... per /24 (IPv4) or /64 (IPv6)
     SIGNUP_LIMIT = "10 per hour"  # waitlist sign-ups per client address
@@ -78,7 +79,7 @@ class Defaults:
     WS_BEAT_SECONDS = 5.0  # a live room socket renews its seat this often
     WS_REFRESH_SECONDS = 10.0  # safety net: resend the room's figures this often
     WS_ALLOWED_ORIGINS: tuple[str, ...] = ()  # extra origins allowed besides the page's own
-    # Email: read by the mailer worker (`python -m webapp.mailer`, docs/operations.md)
+    # Email: read by the mailer worker (`python -m webapp.workers.mailer`, docs/operations.md)
     PUBLIC_URL = "http://127.0.0.1:8000"  # the links' base in every email, the passes' iss
     # Site rooms' passes (docs/gate.md): an Ed25519 private key in PEM (unset: one made
     # and kept in DATA_DIR/pass_key.pem); the previous one, still published after a change
@@ -97,7 +98,7 @@ class Defaults:
     MAIL_POLL_SECONDS = 1.0  # between rounds when there was nothing to send
     MAIL_CHECK_SECONDS = 30.0  # how often the mailer checks that its SMTP server answers
     # The library reads frames up to 1 MiB whole, so that a frame over WS_MAX_FRAME_BYTES
-    # gets its 1009 close frame, not a TCP reset (webapp/views/frame_budget.py)
+    # gets its 1009 close frame, not a TCP reset (webapp/views/visitor/frame_budget.py)
     SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {
         "ping_interval": 15,
         "max_message_size": 1024 * 1024,
@@ -178,8 +179,6 @@ ADMIN_LIMITS = ("ADMIN_FAILURE_LIMIT", "ADMIN_ACCOUNT_LIMIT", "ADMIN_TOTAL_LIMIT
 def check_limits(config: MutableMapping[str, Any]) -> None:
     """Refuses, at start and in words, a limit that cannot be read ("20 per minute";
     an admin limit may list several, "10/minute;100/hour")."""
-    from limits import parse_many
-
     for name in (*JOIN_LIMITS, *ADMIN_LIMITS):
         try:
             found = parse_many(str(config[name]))

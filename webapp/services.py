@@ -1,6 +1,6 @@
 """The composition root: every service of a process, built once from its settings by
 ``build``, with one ``start()`` and one ``stop()`` for every background loop. The web
-app (``create_app``) and the mailer (``python -m webapp.mailer``) both build theirs
+app (``create_app``) and the mailer (``python -m webapp.workers.mailer``) both build theirs
 here, from settings read and resolved alike (``webapp.config``). Views reach the
 services through ``webapp.views.services()``; nothing else keeps a second copy."""
 
@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from webapp.chat_relay import ChatRelay
 from webapp.domain.admins import Admins
 from webapp.domain.admission import Admission, JoinPolicy
 from webapp.domain.announcer import Announcer
@@ -36,14 +35,15 @@ from webapp.domain.site_keys import SiteKeys
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
-from webapp.periodic import off_the_loop, run_every
-from webapp.realtime import Hub, RoomRelay, room_state
+from webapp.infra.periodic import off_the_loop, run_every
+from webapp.live.chat_relay import ChatRelay
+from webapp.live.realtime import Hub, RoomRelay, room_state
 from webapp.redis.connection import connect
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
 
 if TYPE_CHECKING:
-    from webapp.metrics import Metrics
+    from webapp.web.metrics import Metrics
 
 
 @dataclass
@@ -105,7 +105,7 @@ class Services:
 
 def build(settings: Mapping[str, Any]) -> Services:
     """Every service of one process, from its resolved settings (not started)."""
-    from webapp.metrics import Metrics  # late: after gunicorn's master set up the metrics
+    from webapp.web.metrics import Metrics  # late: after gunicorn's master set up the metrics
 
     client = connect(
         settings["REDIS_URL"],

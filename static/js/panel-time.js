@@ -1,4 +1,4 @@
-/* The panel's times in the admin's own time zone (webapp/views/admin_form.py).
+/* The panel's times in the admin's own time zone (webapp/views/admin/form.py).
    - remembers the browser's zone in the cookie panel_tz, so the next page is drawn in it;
    - a form drawn in another zone (the first visit, or UTC) is moved to this one: each
      date and time from its data-utc, the words naming the zone, the hidden `tz`;

@@ -21,7 +21,7 @@
   var STRINGS = block("js-strings");  // English keys stand in if it cannot be read
   var CONFIG = block("js-config");
   // The visitor's locale as the server chose it (en-GB: 19:09; en-US: 7:09 PM), so the
-  // scripts write times as the pages do (webapp/i18n.py, clock_locale).
+  // scripts write times as the pages do (webapp/web/i18n.py, clock_locale).
   var LOCALE = root.dataset.locale || root.lang || undefined;
 
   // t("key", {name: value}) fills each %(name)s; tn("key", n) picks the singular or the

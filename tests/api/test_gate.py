@@ -12,8 +12,8 @@ from tests.api.conftest import ADMIN, api_app
 from webapp.config import ConfigError
 from webapp.domain.passes import Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
-from webapp.local_paths import is_local_path
-from webapp.views.gate import site_target
+from webapp.views.shared.passes import site_target
+from webapp.web.local_paths import is_local_path
 
 # RFC 9864 names the algorithm "Ed25519" and deprecates "EdDSA"; passes say "EdDSA",
 # which every JOSE library of today reads (PyJWT, jose for Node, joserfc with a warning)

@@ -64,7 +64,7 @@ def test_wrong_admin_tokens_are_throttled_per_address(throttled_app, caplog):
     wrong = {"Authorization": "Bearer wrong-admin-token-guess"}
     right = {"Authorization": "Bearer the-right-admin-token"}
     assert client.get("/api/admin/rooms/x", headers=right).status_code == 404  # not counted
-    with caplog.at_level(logging.WARNING, logger="webapp.security"):
+    with caplog.at_level(logging.WARNING, logger="webapp.web.security"):
         for _ in range(10):
             assert client.get("/api/admin/rooms/x", headers=wrong).status_code == 401
     assert sum("refused an admin token from 127.0.0.1" in m for m in caplog.messages) == 10

@@ -1,4 +1,4 @@
-"""The lean check-in (issue 26, webapp/views/hot.py): a live room's check-in through the
+"""The lean check-in (issue 26, webapp/views/api/lean.py): a live room's check-in through the
 JSON API is answered without Flask, and its replies are the ones Flask gives. Flask
 still answers HEAD (werkzeug derives it from the GET route), so each GET is compared
 with a HEAD of the same URL, and the view itself with the middleware's body."""
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from webapp.views import api
+from webapp.views.api import routes as api
 
 ADMIN = {"Authorization": "Bearer test-admin-token"}
 

@@ -9,7 +9,7 @@ from importlib import resources
 import jsonschema_rs
 import pytest
 
-from webapp.links import entry_of
+from webapp.web.links import entry_of
 
 DOCUMENT = json.loads(resources.files("webapp").joinpath("openapi.json").read_text())
 STANDING = {"$ref": "#/components/schemas/Standing", "components": DOCUMENT["components"]}

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from webapp.chat_relay import ChatRelay, Subscription
 from webapp.domain.chat import Chats
-from webapp.realtime import Hub
+from webapp.live.chat_relay import ChatRelay, Subscription
+from webapp.live.realtime import Hub
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
 

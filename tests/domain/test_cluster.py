@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from webapp.chat_relay import ChatRelay
 from webapp.domain.chat import Chats, room_chat_id
 from webapp.domain.connections import ConnectionLimits
 from webapp.domain.rooms import public_id
 from webapp.domain.sweeper import Sweeper
-from webapp.realtime import Hub
+from webapp.live.chat_relay import ChatRelay
+from webapp.live.realtime import Hub
 from webapp.redis.connection import connect
 from webapp.redis.scripts import Scripts
 

@@ -193,7 +193,7 @@ def test_a_sell_out_is_mailed_to_whoever_gave_an_email(visits: Visits, rooms: An
     from building import mailer_of
     from recording import smtp_server
 
-    from webapp.i18n import compile_catalogues, translations_dir
+    from webapp.web.i18n import compile_catalogues, translations_dir
 
     compile_catalogues(translations_dir())
     visits.configure("shop", {"capacity": 1, "stock": 1})

@@ -9,7 +9,7 @@ import pytest
 from building import mailer_of
 
 from webapp.domain.claims import ClaimRefused, verify_claim
-from webapp.i18n import compile_catalogues, translations_dir
+from webapp.web.i18n import compile_catalogues, translations_dir
 
 ROOM = "lobby"
 SECRET = "live mail secret"

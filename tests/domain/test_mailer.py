@@ -21,7 +21,7 @@ from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 from webapp.domain.claims import address_tag, verify_claim
 from webapp.domain.mail import MailHealth
 from webapp.domain.waitlist import MailFigures, Waitlists
-from webapp.mailer import GROUP
+from webapp.workers.mailer import GROUP
 
 ROOM = "list"
 SECRET = "mailer test secret"
@@ -148,7 +148,7 @@ def spawn(redis_url, port, prefix):
         "WEBAPP_MAIL_POLL_SECONDS": "0.1",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "webapp.mailer"],
+        [sys.executable, "-m", "webapp.workers.mailer"],
         env=env,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
@@ -263,7 +263,7 @@ def test_the_mailer_says_once_when_mail_cannot_be_sent(rooms, clock, smtp, caplo
         free.bind(("127.0.0.1", 0))
         closed = free.getsockname()[1]
     broken = mailer_of(rooms, closed, clock=clock)
-    with caplog.at_level(logging.INFO, logger="webapp.mailer"):
+    with caplog.at_level(logging.INFO, logger="webapp.workers.mailer"):
         for _ in range(3):
             assert not broken.check_smtp().ok
     said = [r.getMessage() for r in caplog.records if "Mail cannot be sent" in r.getMessage()]
@@ -274,7 +274,7 @@ def test_the_mailer_says_once_when_mail_cannot_be_sent(rooms, clock, smtp, caplo
     assert 0 < rooms.client.pttl(rooms.keys.mail_health) <= 90_000
     broken.settings = broken.settings.changed(smtp_port=port)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="webapp.mailer"):
+    with caplog.at_level(logging.INFO, logger="webapp.workers.mailer"):
         assert broken.check_smtp().ok and broken.check_smtp().ok
     assert [r.getMessage() for r in caplog.records] == [
         f"sending mail through the SMTP server at 127.0.0.1:{port}"

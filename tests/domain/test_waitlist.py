@@ -646,14 +646,15 @@ def test_a_draw_left_half_done_is_finished_by_the_sweep(rooms, waitlists, r, key
     make_waitlist(rooms, ordering="lottery")
     ids = sign_up(waitlists, 10)
     started = waitlists.scripts["waitlist_draw"](
-        keys=[*keys.room(ROOM).all(), *keys.waitlist(ROOM).all()], args=["", "", 200, "boss"]
+        keys={**keys.room(ROOM).named(), **keys.waitlist(ROOM).named()},
+        args=["", "", 200, "boss"],
     )
     assert started[1] == "ranking"
     seed = bytes.fromhex(started[2])
     first = ids[:4]
     pairs = [x for e in first for x in (e, DRAWN + draw_rank(seed, e))]
     waitlists.scripts["waitlist_rank"](
-        keys=[*keys.room(ROOM).all(), *keys.waitlist(ROOM).all()],
+        keys={**keys.room(ROOM).named(), **keys.waitlist(ROOM).named()},
         args=["", "", 200, "boss", *pairs],
     )
     assert waitlists.draw_record(ROOM).state == "ranking"

@@ -101,7 +101,7 @@ def test_every_worker_reports_the_same_figures(metrics_server: Any) -> None:
 
 
 def test_check_ins_answered_without_flask_are_counted_and_guarded(metrics_server: Any) -> None:
-    """The lean check-in (webapp/views/hot.py) under gunicorn: its replies carry the
+    """The lean check-in (webapp/views/api/lean.py) under gunicorn: its replies carry the
     security headers, and every worker's check-ins add up under api.position."""
     server, _ = metrics_server
     room = f"lean-{secrets.token_hex(3)}"

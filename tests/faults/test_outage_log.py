@@ -17,7 +17,7 @@ from faultkit import PREFIX, SWEEP, RedisServer
 from gunicorn_app import Server
 from recording import smtp_server
 
-from webapp.realtime import Hub
+from webapp.live.realtime import Hub
 from webapp.redis.keys import Keys
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow]
@@ -58,7 +58,7 @@ def test_the_hub_listener_says_an_outage_once_each_way(
     hub.subscribe("t", heard.append)
     try:
         assert hub.wait_ready()
-        with caplog.at_level(logging.INFO, logger="webapp.realtime"):
+        with caplog.at_level(logging.INFO, logger="webapp.live.realtime"):
             with redis_server.down():
                 time.sleep(5)
             assert hub.wait_ready(10)
@@ -70,7 +70,7 @@ def test_the_hub_listener_says_an_outage_once_each_way(
     finally:
         hub.close()
         client.close()
-    lines = [r.getMessage() for r in caplog.records if r.name == "webapp.realtime"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "webapp.live.realtime"]
     assert len(lines) == 2, lines
     assert "hub listener cannot reach Redis" in lines[0]
     assert re.search(r"hub listener works again after \d+ s", lines[1]), lines
@@ -86,7 +86,8 @@ def test_the_mailer_says_a_stopped_or_frozen_redis_once_each_way(
         redis_server.url, decode_responses=True, socket_timeout=0.5, socket_connect_timeout=0.5
     )
     stop = threading.Event()
-    with smtp_server() as (_, smtp_port), caplog.at_level(logging.INFO, logger="webapp.mailer"):
+    logs = caplog.at_level(logging.INFO, logger="webapp.workers.mailer")
+    with smtp_server() as (_, smtp_port), logs:
         mailer = building.mailer_of(building.engine(client, Keys(PREFIX)), smtp_port)
         mailer.settings = mailer.settings.changed(poll=0.2)
         running = threading.Thread(target=mailer.run, args=(stop,), daemon=True)
@@ -103,7 +104,7 @@ def test_the_mailer_says_a_stopped_or_frozen_redis_once_each_way(
             stop.set()
             running.join(10)
             client.close()
-    said = [r.getMessage() for r in caplog.records if r.name == "webapp.mailer"]
+    said = [r.getMessage() for r in caplog.records if r.name == "webapp.workers.mailer"]
     assert not [r for r in caplog.records if r.exc_info], said
     assert len([line for line in said if line.startswith("ready:")]) == 1, said
     assert len([line for line in said if line.startswith("lost the app's Redis")]) == 2, said

@@ -29,8 +29,8 @@ from tests.e2e.test_chat_socket import Socket
 from tests.system.test_run_command import redis_servers_for
 from webapp.config import Defaults
 from webapp.domain.mail import MailHealth, SmtpHealth
-from webapp.mailer import CHECK_DOWN
 from webapp.redis.keys import Keys
+from webapp.workers.mailer import CHECK_DOWN
 
 pytestmark = pytest.mark.slow
 NOT_A_NEWCOMERS = {"REDIS_URL", "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"}
@@ -236,7 +236,7 @@ def test_a_mailer_without_a_public_url_says_so_once(tmp_path, redis_url):
     env |= {"REDIS_URL": redis_url, "WEBAPP_DATA_DIR": str(tmp_path),
             "WEBAPP_REDIS_PREFIX": "mailer-url", "WEBAPP_SMTP_PORT": str(free_port())}  # fmt: skip
     mailer = subprocess.Popen(
-        [sys.executable, "-m", "webapp.mailer"], cwd=ROOT, env=env,
+        [sys.executable, "-m", "webapp.workers.mailer"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:

@@ -54,7 +54,7 @@ def start_app(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
         "WEB_THREADS": "4",
     }
     proc = subprocess.Popen(
-        [GUNICORN, "-c", "python:webapp.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
+        [GUNICORN, "-c", "python:webapp.web.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
          "webapp:create_app()"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip

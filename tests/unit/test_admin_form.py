@@ -1,4 +1,4 @@
-"""The admin form's conversions (webapp/views/admin_form.py): durations in the unit a
+"""The admin form's conversions (webapp/views/admin/form.py): durations in the unit a
 person thinks in, times in the admin's zone, the fields of one kind of room, errors in
 words. The API's units are the table's; only the form converts."""
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webapp.domain.settings import BY_NAME, SETTINGS, RoomSettings
-from webapp.views.admin_form import (
+from webapp.views.admin.form import (
     changes_in_words,
     field,
     fields,

@@ -11,7 +11,7 @@ from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from webapp.i18n import LANGUAGES, compile_catalogues
+from webapp.web.i18n import LANGUAGES, compile_catalogues
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSLATED = [lang for lang in LANGUAGES if lang != "en"]

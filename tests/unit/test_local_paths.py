@@ -1,4 +1,4 @@
-"""The one rule for a "go back to" target (webapp/local_paths.py): a path of this site,
+"""The one rule for a "go back to" target (webapp/web/local_paths.py): a path of this site,
 never a way to another one, as a browser would read it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import example, given
 
-from webapp.local_paths import is_local_path
+from webapp.web.local_paths import is_local_path
 
 BASE = "https://site.example/rooms/hall"
 C0_OR_SPACE = "".join(map(chr, range(0x21)))

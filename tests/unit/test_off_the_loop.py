@@ -13,7 +13,7 @@ def test_a_password_check_does_not_stop_other_greenlets():
         from gevent import monkey; monkey.patch_all()
         import gevent, time
         from argon2 import PasswordHasher
-        from webapp.periodic import off_the_loop
+        from webapp.infra.periodic import off_the_loop
         hasher = PasswordHasher(time_cost=8, memory_cost=65536, parallelism=1)
         digest = hasher.hash("correct horse battery")
         def ticks(run):

@@ -13,7 +13,7 @@ from itsdangerous.encoding import base64_decode, base64_encode
 
 from tests.web.conftest import PASSWORD, cheap_hashing, running_app
 from tests.web.test_admin_login import Browser
-from webapp.admin_devices import COOKIE, MAX_AGE
+from webapp.web.admin_devices import COOKIE, MAX_AGE
 
 WRONG = "not the password"
 

@@ -11,9 +11,9 @@ from flask.testing import FlaskClient
 
 from tests.web.conftest import CSRF, PASSWORD, cheap_hashing
 from webapp import create_app
-from webapp.admin_session import COOKIE
 from webapp.config import ConfigError
 from webapp.domain.admins import Admins
+from webapp.web.admin_session import COOKIE
 
 
 @pytest.fixture(autouse=True)
@@ -96,7 +96,7 @@ def test_login_opens_the_panel(browser, r):
 @pytest.mark.parametrize(("name", "password"), [("ada", "wrong password!"), ("bob", PASSWORD)])
 def test_a_wrong_login_is_a_401_that_says_so(browser, r, caplog, name, password):
     """A wrong password or an unknown name: the same 401 page, logged with the address."""
-    with caplog.at_level(logging.WARNING, logger="webapp.security"):
+    with caplog.at_level(logging.WARNING, logger="webapp.web.security"):
         response = browser.login(name, password)
     assert response.status_code == 401
     text = response.get_data(as_text=True)
@@ -169,7 +169,7 @@ def test_posts_without_a_csrf_token_are_refused(browser):
 
 def test_wrong_logins_are_throttled_per_address(app, browser, caplog):
     """Ten wrong logins in 15 minutes; the eleventh try, even a right one, gets 429."""
-    with caplog.at_level(logging.WARNING, logger="webapp.security"):
+    with caplog.at_level(logging.WARNING, logger="webapp.web.security"):
         for _ in range(10):
             assert browser.login(password="not the password").status_code == 401
     assert sum("refused an admin login from 127.0.0.1" in m for m in caplog.messages) == 10

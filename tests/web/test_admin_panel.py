@@ -18,7 +18,7 @@ from tests.web.test_admin_login import Browser
 from webapp.domain.reports import AuditEntry, Reports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.visits import Visits
-from webapp.views import charts
+from webapp.views.shared import charts
 
 ROOM = "/admin/rooms/hall"
 

@@ -176,7 +176,7 @@ def test_waits_are_written_for_the_locale(
     from flask_babel import format_timedelta
 
     from webapp.domain.estimate import Estimate
-    from webapp.views.words import wait_words
+    from webapp.views.shared.words import wait_words
 
     with app.test_request_context("/", headers={"Accept-Language": lang}):
         assert wait_words(Estimate(270.0, 90.0)) == ranged

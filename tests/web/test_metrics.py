@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.web.conftest import running_app
 from webapp.domain.reports import Reports
-from webapp.metrics import RoomCollector
+from webapp.web.metrics import RoomCollector
 
 TOKEN = "metrics-admin-token-0123456789"
 UPGRADE = {

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from webapp.domain.rooms import WaitingRooms
-from webapp.security import CONTENT_SECURITY_POLICY
+from webapp.web.security import CONTENT_SECURITY_POLICY
 
 
 def test_lobby_asks_for_a_name_and_lists_rooms(visitor: Any, make_room: Any) -> None:

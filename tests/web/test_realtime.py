@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from webapp.realtime import Hub, RoomRelay
+from webapp.live.realtime import Hub, RoomRelay
 from webapp.redis.keys import Keys
 
 

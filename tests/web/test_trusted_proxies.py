@@ -13,7 +13,7 @@ from flask import Flask
 from tests.web.conftest import running_app
 from webapp import create_app
 from webapp.config import ConfigError
-from webapp.trusted_proxies import plain_prefix, trusted_networks
+from webapp.web.trusted_proxies import plain_prefix, trusted_networks
 
 STRANGER = "198.51.100.9"  # reaches the app's port directly
 PROXY = "10.0.0.5"

@@ -14,7 +14,7 @@ from flask import Flask
 from tests.web.conftest import Visitor, mailer_says
 from webapp.domain.draw import verify_draw
 from webapp.domain.waitlist import Waitlists
-from webapp.links import confirm_token, entry_of
+from webapp.web.links import confirm_token, entry_of
 
 ROOM = "list"
 ENTRY = re.compile(r"/rooms/list/entry/([^/\"?]+)$")

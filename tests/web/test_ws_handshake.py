@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.security import same_origin
+from webapp.web.security import same_origin
 
 UPGRADE = {
     "Upgrade": "websocket",

@@ -26,7 +26,7 @@ Figures = tuple[int, int, int, str, str]  # waiting, active, capacity, status, n
 
 
 class Publisher(Protocol):
-    """Tells a room's open sockets in every process (``webapp.realtime.RoomRelay``)."""
+    """Tells a room's open sockets in every process (``webapp.live.realtime.RoomRelay``)."""
 
     def changed(self, room: str) -> None: ...
 

@@ -151,7 +151,7 @@ class Chats:
         return self.keys.chat(_check_id("chat id", chat_id))
 
     def _run(self, script: str, chat_id: str, *args: Any) -> Any:
-        return self.scripts[script](keys=self._keys(chat_id).all(), args=list(args))
+        return self.scripts[script](keys=self._keys(chat_id).named(), args=list(args))
 
     # -- membership ----------------------------------------------------------
 
@@ -229,7 +229,7 @@ class Chats:
         name = name[:MAX_NAME]
         entry = f"{now!r}:{secrets.token_hex(6)}"
         allowed, retry = self.scripts["chat_rate"](
-            keys=[self.keys.send_rate(sender_id)],
+            keys={"send_rate": self.keys.send_rate(sender_id)},
             args=[repr(now), self.rate_window, self.rate_limit, entry],
         )
         if not int(allowed):
@@ -240,7 +240,7 @@ class Chats:
             ensure_ascii=False,
         )
         code, new_id = self.scripts["chat_send"](
-            keys=keys.all(), args=[sender_id, doc[1:], self.history_cap, self.idle_seconds]
+            keys=keys.named(), args=[sender_id, doc[1:], self.history_cap, self.idle_seconds]
         )
         if _text(code) != "ok":
             # a refused send does not count against the sender's rate

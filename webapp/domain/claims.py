@@ -67,7 +67,7 @@ def claim_url(public_url: str, token: str) -> str:
     return f"{public_url.rstrip('/')}/claim/{token}"
 
 
-# The other links a waitlist's emails carry (``webapp.links`` wraps these for the views):
+# The other links a waitlist's emails carry (``webapp.web.links`` wraps these for the views):
 # the entry's own page (no expiry: bookmarked for weeks) and the confirmation link
 # (checked against its age when used).
 
@@ -110,7 +110,7 @@ class Claims:
     def claim(self, claim: Claim, now: float) -> str:
         """claimed, used (before), missing, not_admitted or lapsed (its deadline passed)."""
         waitlist = self.keys.waitlist(claim.room)
-        keys = [waitlist.entries, self.keys.claims(claim.room), waitlist.unclaimed]
+        keys = {**waitlist.named(), "wl_claimed": self.keys.claims(claim.room)}
         reply = self.scripts["waitlist_claim"](keys=keys, args=[claim.entry, now])
         return reply.decode() if isinstance(reply, bytes) else str(reply)
 
@@ -182,7 +182,10 @@ class LiveClaims:
         _, identity = _live_state(self.client, self.keys, claim)
         holder = secrets.token_urlsafe(12)
         used_for = max(LIFETIME, int(claim.expires - now) + 60)
-        keys = [self._used_key(claim), self.keys.move_holder(claim.room, claim.entry)]
+        keys = {
+            "link_used": self._used_key(claim),
+            "holder": self.keys.move_holder(claim.room, claim.entry),
+        }
         if not self.scripts["place_move"](keys=keys, args=[used_for, HOLDER_TTL, holder]):
             return "used"
         try:

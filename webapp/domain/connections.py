@@ -65,8 +65,11 @@ class ConnectionLimits:
         # the keys are only a memory bound: deadlines decide what counts
         self._key_ttl = math.ceil(self.ttl * 2) + 1
 
-    def _user_keys(self, user: str) -> list[str]:
-        return [self.keys.user_connections(user), self.keys.user_connection_deadlines(user)]
+    def _user_keys(self, user: str) -> dict[str, str]:
+        return {
+            "counts": self.keys.user_connections(user),
+            "deadlines": self.keys.user_connection_deadlines(user),
+        }
 
     def acquire(self, user: str, now: float) -> bool:
         """One more socket for the user, unless they already have ``max_per_user`` open

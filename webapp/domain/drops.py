@@ -147,6 +147,9 @@ class PrequeueEntry(NamedTuple):
     network: str
 
 
+PER = ("address", "network")  # what a pre-queue's caps count entries by
+
+
 class Drops:
     """The drop scripts of every room. Thread-safe: share one per process."""
 
@@ -154,9 +157,6 @@ class Drops:
         self.rooms = rooms
         self.client = rooms.client
         self.keys = rooms.keys
-
-    def _keys(self, room: str) -> tuple[str, ...]:
-        return tuple(self.keys.drop(room).all())
 
     def in_prequeue(self, room: str, settings: RoomSettings, now: float) -> bool:
         """Whether a join now lands in the room's pre-queue (as drop_lib.lua decides)."""
@@ -195,7 +195,7 @@ class Drops:
         settings: RoomSettings | None,
         kept_ms: int,
     ) -> Any:
-        keys = [self.keys.prequeue_entries(room, per) for per in ("address", "network")]
+        keys = {f"prequeue_{per}": self.keys.prequeue_entries(room, per) for per in PER}
         most = (
             (0, 0)
             if settings is None
@@ -229,7 +229,6 @@ class Drops:
                 "1" if rescheduled and done == 0 else "",
                 PLACE_SLICE,
                 PLACE_BUDGET_US,
-                more_keys=self._keys(room),
             )
             done += 1
             phase = text(reply[0])
@@ -254,7 +253,6 @@ class Drops:
             who,
             limit,
             budget_us,
-            more_keys=self._keys(room),
         )
         check(text(reply[0]), Reply(room))
         return Slice(int(reply[1]), int(reply[2]), int(reply[3]) == 1)
@@ -284,7 +282,7 @@ class Drops:
     def _stock(self, room: str, op: str, n: int, request_id: str, who: str) -> StockReport:
         request = self.keys.stock_request(room, request_id or "-")
         reply = self.rooms._run(
-            "drop_stock", room, op, n, request_id, who, more_keys=(*self._keys(room), request)
+            "drop_stock", room, op, n, request_id, who, more_keys={"stock_request": request}
         )
         check(text(reply[0]), Reply(room))
         left = text(reply[1])

@@ -14,6 +14,7 @@ from webapp.domain.refusals import InvalidInput
 
 # Mail providers that ignore parts of the local part: (canonical domain, dots ignored,
 # "+tag" ignored). Only these are folded; elsewhere a dot or a plus may be significant.
+MAX_EMAIL = 320  # characters of an address looked at: RFC 5321's longest path
 PROVIDERS = {
     "gmail.com": ("gmail.com", True, True),
     "googlemail.com": ("gmail.com", True, True),

@@ -112,7 +112,7 @@ class JoinLimits:
             size = bucket_ms(limit.window)
             keys.append(self.keys.join_limit(network, limit.scope, limit.who, limit.window))
             args += [limit.amount, now_ms // size, size]
-        reply = self._script(keys=keys, args=[BUCKETS, *args])
+        reply = self._script(keys={"limits": keys}, args=[BUCKETS, *args])
         refused, *buckets = (int(n) for n in reply)
         if refused:
             limit = limits[refused - 1]
@@ -123,4 +123,4 @@ class JoinLimits:
     def give_back(self, counted: Counted) -> None:
         """A join counted by ``hit`` was refused after all: it counts nowhere."""
         if counted.keys:
-            self._give_back(keys=list(counted.keys), args=list(counted.buckets))
+            self._give_back(keys={"limits": counted.keys}, args=list(counted.buckets))

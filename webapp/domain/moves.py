@@ -81,7 +81,10 @@ class Moves:
         """Takes the link for a new browser (a new holder id), once."""
         room, token, identity, link_id = self.peek(link)
         holder = secrets.token_urlsafe(12)
-        keys = [self.keys.move_used(room, link_id), self.keys.move_holder(room, token)]
+        keys = {
+            "link_used": self.keys.move_used(room, link_id),
+            "holder": self.keys.move_holder(room, token),
+        }
         if not self.scripts["place_move"](keys=keys, args=[LIFETIME, HOLDER_TTL, holder]):
             raise MoveRefused("used")
         return Moved(room, token, identity, holder)

@@ -1,6 +1,6 @@
 """The engine's refusals: one exception class per reason, and one table from the code a
 room or waitlist script answers with to the exception it means. Each refusal carries a
-message for people (English; ``webapp.views.words`` says it in the visitor's
+message for people (English; ``webapp.views.shared.words`` says it in the visitor's
 language). No Flask here."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -131,10 +132,16 @@ class WaitingRooms:
         TIME), the sweep interval ('' = none runs), the upkeep batch size."""
         return [self._now(), self._every, self.batch]
 
-    def _run(self, script: str, room: str, *args: Any, more_keys: tuple[str, ...] = ()) -> Any:
+    def _run(
+        self, script: str, room: str, *args: Any, more_keys: Mapping[str, str] | None = None
+    ) -> Any:
+        """Runs a room script with every key of the room by name (its own, its drop's,
+        its waitlist's: the script takes those it declares) and ``more_keys``."""
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
-        keys = [*_room_keys(self.keys, room), *more_keys]
+        keys = _room_keys(self.keys, room)
+        if more_keys:
+            keys = {**keys, **more_keys}
         return self.scripts[script](keys=keys, args=[*self.argv_header(), *args])
 
     @staticmethod
@@ -166,7 +173,6 @@ class WaitingRooms:
             len(wanted),
             *pairs,
             *defaults,
-            more_keys=tuple(self.keys.waitlist(room).all()),
         )
         check(_text(reply[0]), Reply(room, detail=_text(reply[9])))  # "conflict": why
         self.client.sadd(self.keys.rooms, room)
@@ -254,20 +260,12 @@ class WaitingRooms:
         ticket, or the refusal ``join`` would raise for it. A scheduled drop whose start
         is owed begins it first (``drop_start.lua``: its first slice; the sweep carries
         it on), then those joiners join again, behind the whole pre-queue."""
-        drop_keys = tuple(self.keys.drop(room).all())
-        replies = self._run(
-            "room_join", room, *(a for j in joiners for a in j), more_keys=drop_keys
-        )
+        replies = self._run("room_join", room, *(a for j in joiners for a in j))
         outcomes = [self._outcome(reply, room) for reply in replies]
         owed = [i for i, outcome in enumerate(outcomes) if isinstance(outcome, DropDue)]
         if owed:
-            self._run("drop_start", room, secrets.token_hex(32), "", more_keys=drop_keys)
-            again = self._run(
-                "room_join",
-                room,
-                *(a for i in owed for a in joiners[i]),
-                more_keys=drop_keys,
-            )
+            self._run("drop_start", room, secrets.token_hex(32), "")
+            again = self._run("room_join", room, *(a for i in owed for a in joiners[i]))
             for i, reply in zip(owed, again, strict=True):
                 outcomes[i] = self._outcome(reply, room)
         return outcomes
@@ -316,7 +314,7 @@ class WaitingRooms:
             "1" if override else "0",
             who,
             token,
-            more_keys=(request, *self.keys.waitlist(room).all()),
+            more_keys={"admit_request": request},
         )
         check(_text(code), Reply(room))
         return Admission(tuple(orjson.loads(tokens)), _text(replay) == "1")
@@ -340,11 +338,9 @@ class WaitingRooms:
     def predict_many(self, room: str, predictions: Sequence[tuple[str, str]]) -> list[int]:
         """Several ``predict`` of one room in one script call: (token, "wait,low,high")
         each; 1 for each kept, 0 for a ticket that no longer waits."""
-        keys = self.keys.room(room)
+        keys = _room_keys(self.keys, room)
         pairs = [part for prediction in predictions for part in prediction]
-        kept = self.scripts["room_predict"](
-            keys=[keys.line, keys.predictions], args=[IDLE_TTL, *pairs]
-        )
+        kept = self.scripts["room_predict"](keys=keys, args=[IDLE_TTL, *pairs])
         return [int(k) for k in kept]
 
     def presence(self, room: str, token: str, op: str, hold: float = 0) -> Ticket:
@@ -366,13 +362,16 @@ class WaitingRooms:
         ``webapp.domain.windows``; '' = none); False if the room has no clock."""
         if not valid_room_name(room):
             return False
-        return bool(self.scripts["room_pace"](keys=[self.keys.room(room).clock], args=[hint]))
+        return bool(self.scripts["room_pace"](keys=_room_keys(self.keys, room), args=[hint]))
 
     def room_keys(self, room: str) -> RoomKeys:
         return self.keys.room(room)
 
 
 @lru_cache(maxsize=4096)
-def _room_keys(keys: Keys, room: str) -> tuple[str, ...]:
-    """The room's sixteen keys, built once per room rather than on every call."""
-    return tuple(keys.room(room).all())
+def _room_keys(keys: Keys, room: str) -> Mapping[str, str]:
+    """Every key of a room by name (its own, its drop's, its waitlist's), built once per
+    room rather than on every call; never changed (a read-only view)."""
+    return MappingProxyType(
+        {**keys.room(room).named(), **keys.drop(room).named(), **keys.waitlist(room).named()}
+    )

@@ -66,8 +66,8 @@ class SeatPasses:
 
     def _record(self, room: str, token: str, jti: str, presented: str) -> tuple[str, str]:
         """The script's code, and the ticket's identity (a site's customer: ``sub:``)."""
-        tickets = self.keys.room(room).tickets
-        code, identity = self.scripts["pass_issue"](keys=[tickets], args=[token, jti, presented])
+        keys = self.keys.room(room).named()
+        code, identity = self.scripts["pass_issue"](keys=keys, args=[token, jti, presented])
         return text(code), text(identity)
 
 

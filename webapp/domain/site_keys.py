@@ -84,7 +84,7 @@ class SiteKeys:
         room_keys = self.keys.room(room)
         reply = text(
             self.scripts["site_key_make"](
-                keys=[room_keys.settings, self.keys.site_keys(room), room_keys.audit],
+                keys={**room_keys.named(), "site_keys": self.keys.site_keys(room)},
                 args=[key_id, record, MAX_LIVE, now, who, AUDIT_MAX, label],
             )
         )
@@ -109,7 +109,7 @@ class SiteKeys:
         key of that id (nothing changed)."""
         return bool(
             self.scripts["site_key_revoke"](
-                keys=[self.keys.site_keys(room), self.keys.room(room).audit],
+                keys={"site_keys": self.keys.site_keys(room), "audit": self.keys.room(room).audit},
                 args=[key_id, now, who, AUDIT_MAX],
             )
         )

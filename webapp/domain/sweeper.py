@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 
 from webapp.domain.visits import Visits
-from webapp.periodic import run_every
+from webapp.infra.periodic import run_every
 
 
 class Sweeper:

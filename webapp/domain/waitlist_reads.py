@@ -52,11 +52,11 @@ class WaitlistReads:
     keys: Keys
     scripts: Scripts
 
-    def _room_keys(self, room: str) -> tuple[list[str], WaitlistKeys]:
+    def _room_keys(self, room: str) -> tuple[dict[str, str], WaitlistKeys]:
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
         waitlist = self.keys.waitlist(room)
-        return [*self.keys.room(room).all(), *waitlist.all()], waitlist
+        return {**self.keys.room(room).named(), **waitlist.named()}, waitlist
 
     def _run(self, script: str, room: str, *args: Any) -> Any:
         keys, _ = self._room_keys(room)

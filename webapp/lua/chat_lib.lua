@@ -1,7 +1,8 @@
+--!keys members messages ids meta
 -- chat_lib.lua: what every chat script shares. The loader puts this file in front of
 -- each script that starts with "--!include chat_lib.lua"; it is never run alone.
 --
--- KEYS (every chat script takes the same four, all with the chat's hash tag):
+-- KEYS, by name (every chat script takes these four, all with the chat's hash tag):
 --   1 members   zset   member -> highest message id that member has seen
 --   2 messages  zset   JSON message -> its id (ids are consecutive: INCR and ZADD
 --                      happen in the same script, so a missing id was trimmed, never
@@ -10,8 +11,6 @@
 --   4 meta      hash   created, kind
 -- A chat script touches no other key: the per-user seen index lives in another slot
 -- and is written by the caller afterwards.
-
-local K_MEMBERS, K_MESSAGES, K_IDS, K_META = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 local function latest()
     return tonumber(redis.call('GET', K_IDS) or '0')

@@ -1,9 +1,10 @@
+--!keys send_rate
 -- chat_rate.lua: a sliding-window limit on one user's sends (a log of send times).
 -- Its key is the user's, not the chat's (another slot), so it runs before chat_send.
--- KEYS: 1 the user's send-rate zset (entry -> send time)
+-- KEYS: send_rate, the user's send-rate zset (entry -> send time)
 -- ARGV: 1 now, 2 window seconds, 3 most sends per window, 4 a unique entry for this send
 -- Reply: {allowed 1|0, seconds until the next send is allowed (string), '' when allowed}
-local key, now = KEYS[1], tonumber(ARGV[1])
+local key, now = K_SEND_RATE, tonumber(ARGV[1])
 local window, limit, entry = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 if redis.call('ZCARD', key) >= limit then

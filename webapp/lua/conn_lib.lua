@@ -1,13 +1,12 @@
+--!keys counts deadlines
 -- conn_lib.lua: what the connection-limit scripts share. The loader puts this file in
 -- front of each script that starts with "--!include conn_lib.lua"; it is never run alone.
 --
--- KEYS (both with the user's hash tag {user:<id>}):
+-- KEYS, by name (both with the user's hash tag {user:<id>}):
 --   1 counts     hash  server id -> this user's open websockets on that server
 --   2 deadlines  zset  server id -> time after which that server's count stops counting
 -- A server renews its deadline on every heartbeat; a server that dies stops renewing,
 -- and the next script to see its deadline passed drops its count. No key scan needed.
-
-local K_COUNTS, K_DEADLINES = KEYS[1], KEYS[2]
 
 -- Drops the counts of servers whose deadline passed (or that have none); returns the
 -- sum of the other live servers' counts, leaving out `server`'s own.

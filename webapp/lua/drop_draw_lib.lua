@@ -1,4 +1,5 @@
 --!include drop_lib.lua
+--!keys drop_drawn drop_pool
 -- drop_draw_lib.lua: a drop's draw, verifiable (docs/drops.md). The seed is made and
 -- kept here, in Redis: the app never reads it before the start (Reports reads the
 -- seed only once the state is drawn), nobody can change it once its SHA-256 (the
@@ -27,14 +28,14 @@ local function drop_commit(now, nonce, starts_at)
     for i = 0, 255 do
         members[#members + 1] = i
     end
-    redis.call('SADD', K_POOL, unpack(members))
-    local picks = redis.call('SRANDMEMBER', K_POOL, -64)
-    redis.call('DEL', K_POOL)
+    redis.call('SADD', K_DROP_POOL, unpack(members))
+    local picks = redis.call('SRANDMEMBER', K_DROP_POOL, -64)
+    redis.call('DEL', K_DROP_POOL)
     local time = redis.call('TIME')
     local seed = sha256(nonce .. table.concat(picks, ',') .. ':' .. time[1] .. '.' .. time[2]
         .. ':' .. tostring(math.random()))
     local commitment = sha256_hex(seed)
-    redis.call('DEL', K_DRAWN)
+    redis.call('DEL', K_DROP_DRAWN)
     redis.call('HSET', K_DROP, 'state', 'committed', 'seed', bytes_hex(seed),
         'key', hmac_key_text(hmac_sha256_key(seed)),
         'commitment', commitment, 'committed_at', tostring(now), 'drawn_at', '',
@@ -51,7 +52,7 @@ local function drop_begin(now, nonce, starts_at)
     if (redis.call('HGET', K_DROP, 'state') or '') ~= 'committed' then
         drop_commit(now, nonce, starts_at)
     end
-    local n = redis.call('ZCARD', K_PREQUEUE)
+    local n = redis.call('ZCARD', K_DROP_PREQUEUE)
     local head = redis.call('ZRANGE', K_LINE, 0, 0, 'WITHSCORES')
     local first
     if head[2] then
@@ -71,7 +72,7 @@ end
 
 -- The start's last step: the seed revealed, the room no longer placing.
 local function drop_finish(now, seed_hex, n)
-    redis.call('DEL', K_PREQUEUE)
+    redis.call('DEL', K_DROP_PREQUEUE)
     redis.call('HSET', K_DROP, 'state', 'drawn', 'entries', n)
     redis.call('HDEL', K_DROP, 'key', 'first', 'reserved', 'c0')
     redis.call('HDEL', K_CLOCK, 'placing')
@@ -101,25 +102,25 @@ local function drop_place(now, lease, limit, budget)
         work = work + 1
         return work % 8 == 0 and slice_spent() >= budget
     end
-    local unranked = redis.call('ZRANGEBYSCORE', K_PREQUEUE, -1, -1, 'LIMIT', 0, limit)
+    local unranked = redis.call('ZRANGEBYSCORE', K_DROP_PREQUEUE, -1, -1, 'LIMIT', 0, limit)
     if #unranked > 0 then
         local ctx = hmac_sha256_key(hex_bytes(seed_hex))
         for _, token in ipairs(unranked) do
             local t = get_ticket(token)
             local id = t and t.di or draw_id_of(token)
-            redis.call('ZADD', K_PREQUEUE, draw_rank_of(ctx, id), token)
+            redis.call('ZADD', K_DROP_PREQUEUE, draw_rank_of(ctx, id), token)
             if spent() then
                 break
             end
         end
         return placed, true
     end
-    local last = redis.call('ZRANGE', K_PREQUEUE, limit - 1, limit - 1, 'WITHSCORES')
+    local last = redis.call('ZRANGE', K_DROP_PREQUEUE, limit - 1, limit - 1, 'WITHSCORES')
     local members
     if last[2] then
-        members = redis.call('ZRANGEBYSCORE', K_PREQUEUE, '-inf', last[2], 'WITHSCORES')
+        members = redis.call('ZRANGEBYSCORE', K_DROP_PREQUEUE, '-inf', last[2], 'WITHSCORES')
     else
-        members = redis.call('ZRANGE', K_PREQUEUE, 0, -1, 'WITHSCORES')
+        members = redis.call('ZRANGE', K_DROP_PREQUEUE, 0, -1, 'WITHSCORES')
     end
     local taken, ids = {}, {}
     local function place(e)
@@ -161,13 +162,13 @@ local function drop_place(now, lease, limit, budget)
             break
         end
     end
-    in_chunks(taken, function(...) redis.call('ZREM', K_PREQUEUE, ...) end)
+    in_chunks(taken, function(...) redis.call('ZREM', K_DROP_PREQUEUE, ...) end)
     if #ids > 0 then
-        in_chunks(ids, function(...) redis.call('RPUSH', K_DRAWN, ...) end)
+        in_chunks(ids, function(...) redis.call('RPUSH', K_DROP_DRAWN, ...) end)
         created(K_LINE)
-        redis.call('EXPIRE', K_DRAWN, DROP_TTL)
+        redis.call('EXPIRE', K_DROP_DRAWN, DROP_TTL)
     end
-    if redis.call('ZCARD', K_PREQUEUE) == 0 then
+    if redis.call('ZCARD', K_DROP_PREQUEUE) == 0 then
         drop_finish(now, seed_hex, placed)
         return placed, false
     end

@@ -1,5 +1,6 @@
 --!include room_lib.lua
 --!include sha256_lib.lua
+--!keys drop drop_prequeue
 -- drop_lib.lua: a scheduled drop (webapp/domain/drops.py): the room's schedule
 -- (prequeue_at, starts_at, ends_at), its pre-queue and its stock, as the join script
 -- and the drop scripts read them. A pre-queue join is ranked by the draw at once, inside
@@ -8,21 +9,20 @@
 -- burst at the start costs Redis little (bench/drop_start.py). Included by the scripts
 -- that need it; never run alone.
 --
--- KEYS after the room's sixteen (DropKeys in webapp/redis/keys.py):
---  17 drop      hash   the draw: state ('' | committed | placing | drawn), commitment,
+-- KEYS, by name, beside the room's (DropKeys in webapp/redis/keys.py):
+--  drop          hash   the draw: state ('' | committed | placing | drawn), commitment,
 --                      seed (kept here, read by the app only once drawn), committed_at,
 --                      drawn_at, entries (placed so far), starts_at (of this draw); while
 --                      placing: first (the first line number reserved), reserved (how
 --                      many), c0 (line admissions at the start); stock: sold (all
 --                      reported), admitted0 (the room's admissions when stock was first
 --                      counted)
---  18 prequeue  zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
+--  drop_prequeue zset   pre-queued ticket -> its draw rank (-1: joined before a seed was
 --                      committed, ranked at the start); its ticket has pq = 1 and di (its
 --                      draw id); it is in checkin, as every waiting ticket, not in the
 --                      line. The start takes each out as it places it.
---  19 drawn     list   the draw ids (public ids) in drawn order
---  20 pool      set    scratch for the seed's randomness (deleted by the same script)
-local K_DROP, K_PREQUEUE, K_DRAWN, K_POOL = KEYS[17], KEYS[18], KEYS[19], KEYS[20]
+--  drop_drawn    list  (drop_draw_lib.lua)   the draw ids (public ids) in drawn order
+--  drop_pool     set   (drop_draw_lib.lua)   scratch for the seed's randomness (deleted by the same script)
 local DROP_TTL = 30 * 86400  -- seconds an untouched drop's record is kept
 
 -- The schedule and the draw's state, from the settings hash and the drop's.
@@ -91,9 +91,9 @@ local function prequeue(token, t, now, lease, s)
     t.pq, t.di = 1, draw_id_of(token)
     local key = draw_key()
     redis.call('ZADD', K_CHECKIN, lease + s.dropout, token)
-    redis.call('ZADD', K_PREQUEUE, key and draw_rank_of(key, t.di) or -1, token)
+    redis.call('ZADD', K_DROP_PREQUEUE, key and draw_rank_of(key, t.di) or -1, token)
     created(K_CHECKIN)
-    redis.call('EXPIRE', K_PREQUEUE, IDLE_TTL)
+    redis.call('EXPIRE', K_DROP_PREQUEUE, IDLE_TTL)
     put_ticket(token, t)
 end
 
@@ -116,7 +116,7 @@ local function end_waiting(now, why, limit, budget)
     for i, token in ipairs(tokens) do
         local t = get_ticket(token)
         end_ticket(token, t, why, now)
-        redis.call('ZREM', K_PREQUEUE, token)
+        redis.call('ZREM', K_DROP_PREQUEUE, token)
         if t and t.em and t.em ~= '' then
             redis.call('XADD', K_OUTBOX, 'MAXLEN', '~', OUTBOX_MAX, '*', 'kind', why,
                 'entry', token, 'email', t.em, 'name', t.n or '', 'lang', t.lg or 'en',

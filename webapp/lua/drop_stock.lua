@@ -1,9 +1,10 @@
 --!include drop_lib.lua
+--!keys stock_request
 -- drop_stock.lua: a report of the stock: units sold (a gated site's release, an admin
 -- or a shop's API call), or the number left set outright. Sold units are counted once
 -- per request id. At 0 left the room is sold out: the waiting tickets end (reason
 -- sold_out, a batch here, the rest by the sweep's drop_tick.lua); raising it reopens.
--- KEYS: the room's sixteen (room_lib.lua), the drop's four (drop_lib.lua), then 21 the
+-- KEYS: the room's (room_lib.lua), the drop's (drop_lib.lua), and stock_request: the
 --       request id's record (string; '' request id: unused)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 op (sold |
 --       left), 5 the number, 6 request id ('' = none), 7 who
@@ -21,9 +22,8 @@ elseif s.waitlist then
     return {'waitlist', '', 0, 0, 0}
 end
 ACTOR = ARGV[7] ~= '' and ARGV[7] or ACTOR
-local K_REQUEST = KEYS[21]
-if request_id ~= '' and redis.call('EXISTS', K_REQUEST) == 1 then
-    local was = cjson.decode(redis.call('GET', K_REQUEST))
+if request_id ~= '' and redis.call('EXISTS', K_STOCK_REQUEST) == 1 then
+    local was = cjson.decode(redis.call('GET', K_STOCK_REQUEST))
     touch(now)
     return {'ok', was.left, was.sold, 1, 0}
 end
@@ -55,7 +55,7 @@ if left and left <= 0 then
 end
 local shown = left and tostring(left) or ''
 if request_id ~= '' then
-    redis.call('SET', K_REQUEST, cjson.encode({left = shown, sold = sold}), 'EX', REQUEST_TTL)
+    redis.call('SET', K_STOCK_REQUEST, cjson.encode({left = shown, sold = sold}), 'EX', REQUEST_TTL)
 end
 touch(now)
 return {'ok', shown, sold, 0, ended}

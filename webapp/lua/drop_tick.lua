@@ -23,7 +23,7 @@ end
 local d = drop_schedule()
 if ARGV[5] == '1' and d.state == 'drawn' and d.starts_at and now < d.starts_at then
     redis.call('HSET', K_DROP, 'state', '')
-    redis.call('DEL', K_DRAWN, K_PREQUEUE)
+    redis.call('DEL', K_DROP_DRAWN, K_DROP_PREQUEUE)
     d.state = ''
 end
 local phase = drop_phase(d, now)

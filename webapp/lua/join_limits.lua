@@ -1,9 +1,10 @@
+--!keys limits...
 -- join_limits.lua: checks one join against every limit it is under and, if all pass,
 -- counts it in each (webapp/domain/join_limits.py). A limit counts joins in buckets;
 -- a join passes while the buckets overlapping the last window (the current one and
 -- the B before it, the oldest counted whole) hold fewer than the limit's amount, so
 -- no window-long span ever holds more. A refused join counts against nothing.
--- KEYS: one per limit, in order: its hash, bucket number -> joins (one hash tag: the
+-- KEYS: limits, one per limit, in order: its hash, bucket number -> joins (one hash tag: the
 --       client's network)
 -- ARGV: 1 B, the buckets a window; then three per limit, in the same order: the amount
 --       allowed, the current bucket's number, a bucket's length in milliseconds
@@ -17,7 +18,7 @@ for i = 1, #KEYS do
     for j = k - b, k do
         fields[#fields + 1] = j
     end
-    local found = redis.call('HMGET', KEYS[i], unpack(fields))
+    local found = redis.call('HMGET', K_LIMITS[i], unpack(fields))
     local reply, sum = {i}, 0
     for j = 1, #found do
         local n = tonumber(found[j]) or 0
@@ -31,14 +32,14 @@ end
 for i = 1, #KEYS do
     local k = tonumber(ARGV[3 * i])
     local size = tonumber(ARGV[3 * i + 1])
-    redis.call('HINCRBY', KEYS[i], k, 1)
-    if redis.call('HLEN', KEYS[i]) > b + 1 then  -- buckets out of the window go
-        for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
+    redis.call('HINCRBY', K_LIMITS[i], k, 1)
+    if redis.call('HLEN', K_LIMITS[i]) > b + 1 then  -- buckets out of the window go
+        for _, field in ipairs(redis.call('HKEYS', K_LIMITS[i])) do
             if tonumber(field) < k - b then
-                redis.call('HDEL', KEYS[i], field)
+                redis.call('HDEL', K_LIMITS[i], field)
             end
         end
     end
-    redis.call('PEXPIRE', KEYS[i], (b + 1) * size)
+    redis.call('PEXPIRE', K_LIMITS[i], (b + 1) * size)
 end
 return {0}

@@ -1,11 +1,12 @@
+--!keys deliveries
 -- Claims one notice for sending (the mailer): the 'sending' marker with a lease, unless
 -- it was sent already or another worker's lease still runs.
--- KEYS[1] deliveries  hash: "<entry>:<kind>" -> JSON {st, n, w, until, at, mid, err};
+-- K_DELIVERIES deliveries  hash: "<entry>:<kind>" -> JSON {st, n, w, until, at, mid, err};
 --                     and the counts "#sent", "#retry", "#failed" (no entry id has '#')
 -- ARGV[1] field "<entry>:<kind>"   ARGV[2] worker   ARGV[3] now   ARGV[4] lease seconds
 -- ARGV[5] message id (the SMTP Message-ID made from the idempotency key)
 -- Reply: {'go', attempt} | {'sent', 0} | {'busy', 0} | {'wait', 0} (backoff not over)
-local raw = redis.call('HGET', KEYS[1], ARGV[1])
+local raw = redis.call('HGET', K_DELIVERIES, ARGV[1])
 local now, lease = tonumber(ARGV[3]), tonumber(ARGV[4])
 local d = raw and cjson.decode(raw) or {n = 0}
 if d.st == 'sent' or d.st == 'failed' then
@@ -18,9 +19,9 @@ if d.st == 'retry' and (d.next or 0) > now then
     return {'wait', 0}
 end
 if d.st == 'retry' then
-    redis.call('HINCRBY', KEYS[1], '#retry', -1)
+    redis.call('HINCRBY', K_DELIVERIES, '#retry', -1)
 end
 d.st, d.w, d['until'], d.at, d.mid = 'sending', ARGV[2], now + lease, now, ARGV[5]
 d.n = (d.n or 0) + 1
-redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(d))
+redis.call('HSET', K_DELIVERIES, ARGV[1], cjson.encode(d))
 return {'go', d.n}

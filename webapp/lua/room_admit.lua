@@ -1,14 +1,14 @@
 --!include waitlist_lib.lua
+--!keys admit_request
 -- room_admit.lua: an admin lets the next `count` people in line in (batch admission).
 -- Each is offered a seat, claimed by their next check-in or socket as any offer is.
 -- In a waitlist room the next `count` confirmed entries are admitted instead (no seat;
 -- capacity does not apply), each with its message in the outbox.
 -- Idempotent by request id: the same id again admits nobody new and answers as the
 -- first time did. One script, so two admins at once never admit one person twice.
--- KEYS: the room's sixteen keys (room_lib.lua), then 17: this request's record (a
---   string with the room's birth and the request's answer, kept a day), then the
---   waitlist's keys
---   (waitlist_lib.lua)
+-- KEYS: the room's (room_lib.lua), the waitlist's (waitlist_lib.lua), and admit_request:
+--   this request's record (a string with the room's birth and the request's answer,
+--   kept a day)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), 4 count,
 --       5 request id ('' = none), 6 '1' to admit beyond the free seats, 7 who admits,
 --       8 one waiting ticket to admit instead of the head ('' = none)
@@ -34,7 +34,7 @@ end
 local request = ARGV[5]
 local born = request ~= '' and redis.call('HGET', K_SETTINGS, 'born') or ''
 if request ~= '' then
-    local done = redis.call('GET', KEYS[17])
+    local done = redis.call('GET', K_ADMIT_REQUEST)
     if done then
         local made_in, answer = string.match(done, '^(%S*) (.*)$')
         if not made_in then
@@ -48,14 +48,13 @@ end
 local function finish(admitted, renew)
     local answer = #admitted > 0 and cjson.encode(admitted) or '[]'
     if request ~= '' then
-        redis.call('SET', KEYS[17], born .. ' ' .. answer, 'EX', 86400)
+        redis.call('SET', K_ADMIT_REQUEST, born .. ' ' .. answer, 'EX', 86400)
     end
     renew()
     return {'ok', answer, '0'}
 end
 if s.waitlist then
     ACTOR = who
-    use_waitlist_keys(18)
     local w = load_waitlist()
     if w.ordering == 'lottery' and w.state ~= 'drawn' then
         return {'not_drawn', '[]', '0'}

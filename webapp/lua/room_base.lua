@@ -1,3 +1,5 @@
+--!keys settings seq line checkin seats tickets identities ended stats clock
+--!keys audit codes history predictions accuracy outbox
 -- room_base.lua: what every room script stands on: the room's keys, its settings, its
 -- tickets, the clock, the audit log, and the TTL bookkeeping of keys a script creates.
 -- Included (through room_lib.lua) by every script about a room; never run alone.
@@ -6,42 +8,38 @@
 -- in seconds ('' = no sweep runs), 3 the upkeep batch size (the most of each kind of
 -- item one upkeep handles); a script's own arguments follow from ARGV[4].
 --
--- KEYS (every room script takes the same sixteen, all with the room's hash tag):
---   1 settings    hash   capacity, dropout_seconds, grace_seconds, session_seconds,
---                        max_wait_seconds, max_line_length, status, admission_mode,
---                        version, notice, notice_at, born (when the room was made),
---                        max_checkin_seconds
---   2 seq         string the line's sequence: one number per joiner, never reused
---   3 line        zset   waiting ticket -> sequence number (the order of the line)
---   4 checkin     zset   waiting ticket -> time it drops out unless it checks in
---   5 seats       zset   seated ticket  -> time the seat is given up unless renewed
---   6 tickets     hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c,
---                        em, lg: the email told when a seat is offered, its language;
---                        w: the check-in window last granted (room_windows.lua)}
---   7 identities  hash   identity -> its live ticket (one person, one place)
---   8 ended       zset   ended ticket -> time it ended (remembered RETAIN seconds)
---   9 stats       hash   time-decayed statistics: "<event>" = "n s q t" (record()), and
---                        counters: "count:<what>", "waits:*", "line:admitted", "free:from"
---  10 clock       hash   the lease clock: seen (latest script run), skipped (seconds);
---                        renewed (when every key's TTL was last renewed, see touch());
---                        pace (the check-in windows' hint, room_windows.lua); placing
---                        (while a drop's start places its pre-queue: PLACING below)
---  11 audit       stream admin actions and admissions: kind, who, code, name, detail
---  12 codes       hash   support code -> ticket
---  13 history     hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
---                        or sample (w: waiting, s: seats), a day of minutes kept
---  14 predictions hash   waiting ticket -> "wait,low,high" predicted at its join
---  15 accuracy    stream predicted against actual wait of each admission from the line
---  16 outbox      stream notices for the mailer (webapp/mailer.py). A live room writes
---                        kind offered (a seat offered to a ticket that gave an email: em,
---                        lg on its record): entry (the token), email, name, lang, at,
---                        until (the offer's deadline); capped, TTL as a runtime key. A
---                        waitlist room's outbox is the same key (waitlist_lib.lua).
+-- KEYS, by name (every room script takes these sixteen, all with the room's hash tag):
+--   settings     hash   capacity, dropout_seconds, grace_seconds, session_seconds,
+--                       max_wait_seconds, max_line_length, status, admission_mode,
+--                       version, notice, notice_at, born (when the room was made),
+--                       max_checkin_seconds
+--   seq          string the line's sequence: one number per joiner, never reused
+--   line         zset   waiting ticket -> sequence number (the order of the line)
+--   checkin      zset   waiting ticket -> time it drops out unless it checks in
+--   seats        zset   seated ticket  -> time the seat is given up unless renewed
+--   tickets      hash   ticket -> JSON {st, why, id, n, sc, seq, j, a, e, sock, k, c,
+--                       em, lg: the email told when a seat is offered, its language;
+--                       w: the check-in window last granted (room_windows.lua)}
+--   identities   hash   identity -> its live ticket (one person, one place)
+--   ended        zset   ended ticket -> time it ended (remembered RETAIN seconds)
+--   stats        hash   time-decayed statistics: "<event>" = "n s q t" (record()), and
+--                       counters: "count:<what>", "waits:*", "line:admitted", "free:from"
+--   clock        hash   the lease clock: seen (latest script run), skipped (seconds);
+--                       renewed (when every key's TTL was last renewed, see touch());
+--                       pace (the check-in windows' hint, room_windows.lua); placing
+--                       (while a drop's start places its pre-queue: PLACING below)
+--   audit        stream admin actions and admissions: kind, who, code, name, detail
+--   codes        hash   support code -> ticket
+--   history      hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
+--                       or sample (w: waiting, s: seats), a day of minutes kept
+--   predictions  hash   waiting ticket -> "wait,low,high" predicted at its join
+--   accuracy     stream predicted against actual wait of each admission from the line
+--   outbox       stream notices for the mailer (webapp/mailer.py). A live room writes
+--                       kind offered (a seat offered to a ticket that gave an email: em,
+--                       lg on its record): entry (the token), email, name, lang, at,
+--                       until (the offer's deadline); capped, TTL as a runtime key. A
+--                       waitlist room's outbox is the same key (waitlist_lib.lua).
 
-local K_SETTINGS, K_SEQ, K_LINE, K_CHECKIN, K_SEATS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_TICKETS, K_IDENT, K_ENDED, K_STATS, K_CLOCK = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local K_AUDIT, K_CODES, K_HISTORY = KEYS[11], KEYS[12], KEYS[13]
-local K_PREDICTIONS, K_ACCURACY, K_OUTBOX = KEYS[14], KEYS[15], KEYS[16]
 
 local BATCH = tonumber(ARGV[3])  -- the upkeep batch size, ARGV[3] of every script
 

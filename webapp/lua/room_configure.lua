@@ -16,7 +16,6 @@
 -- Audited as create or settings (nothing when no value changes), detail above.
 -- Reply: reply() of room_lib.lua with code ok and no ticket, or code conflict (nothing
 --   changed) with the reason in its `why`
-use_waitlist_keys(17)
 local now, n = clock(ARGV[1]), tonumber(ARGV[7])
 ACTOR = ARGV[4]
 local created = redis.call('EXISTS', K_SETTINGS) == 0

@@ -41,7 +41,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         return reply('stale', '', nil, s, now)
     end
     if identity ~= '' then
-        local existing = redis.call('HGET', K_IDENT, identity)
+        local existing = redis.call('HGET', K_IDENTITIES, identity)
         local t = existing and get_ticket(existing)
         if t and t.st ~= 'ended' and not lapse_if_due(existing, t, now, lease) then
             check_in(existing, t, lease, s)
@@ -114,8 +114,8 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     end
     count('joined', now)
     if identity ~= '' then
-        redis.call('HSET', K_IDENT, identity, token)
-        created(K_IDENT)  -- one EXPIRE: cheaper than finding out whether the hash was empty
+        redis.call('HSET', K_IDENTITIES, identity, token)
+        created(K_IDENTITIES)  -- one EXPIRE: cheaper than finding out whether the hash was empty
     end
     return reply('ok', token, t, s, now)
 end

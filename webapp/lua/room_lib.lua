@@ -55,8 +55,8 @@ local function end_ticket(token, t, why, now)
     if not t then
         return
     end
-    if t.id and redis.call('HGET', K_IDENT, t.id) == token then
-        redis.call('HDEL', K_IDENT, t.id)
+    if t.id and redis.call('HGET', K_IDENTITIES, t.id) == token then
+        redis.call('HDEL', K_IDENTITIES, t.id)
     end
     if was_seated then
         local held = redis.call('ZCARD', K_SEATS) + 1
@@ -314,7 +314,7 @@ local LONG_LIVED = {}
 for _, key in ipairs({K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}) do
     LONG_LIVED[key] = true
 end
-local RUNTIME_KEYS = {K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENT, K_ENDED, K_CLOCK,
+local RUNTIME_KEYS = {K_SEQ, K_LINE, K_CHECKIN, K_SEATS, K_TICKETS, K_IDENTITIES, K_ENDED, K_CLOCK,
     K_CODES, K_PREDICTIONS, K_STATS, K_AUDIT, K_HISTORY, K_ACCURACY}
 
 local function renew(key)

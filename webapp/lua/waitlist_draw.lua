@@ -8,7 +8,6 @@
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 who draws
 -- Reply: {code, state, seed, commitment}; code ok | no_room | not_waitlist | not_lottery
-use_waitlist_keys(17)
 local now = clock(ARGV[1])
 ACTOR = ARGV[4]
 local s = load_settings()

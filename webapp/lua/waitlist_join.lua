@@ -17,7 +17,6 @@
 --   (a known address from another browser: the id and the entry's figures are blank)
 local CONFIRM_SENDS = 3   -- confirmation emails per entry, at most
 local CONFIRM_GAP = 3600  -- seconds between two of them, at least
-use_waitlist_keys(17)
 local now, id, code = clock(ARGV[1]), ARGV[4], ARGV[8]
 local s = load_settings()
 if not s then

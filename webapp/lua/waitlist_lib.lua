@@ -1,14 +1,15 @@
 --!include room_lib.lua
 --!include codes_lib.lua
+--!keys wl_entries wl_line wl_ready wl_seq wl_emails wl_codes wl_admitted wl_held
+--!keys wl_addresses wl_meta wl_drawn wl_unclaimed wl_referees
 -- waitlist_lib.lua: the rules of waitlist rooms (setting kind = waitlist), shared by the
 -- waitlist_*.lua scripts, room_admit.lua and room_configure.lua. The loader puts
 -- room_lib.lua in front of it; it is never run alone.
 --
--- A waitlist room keeps its entries in keys of its own (keys.py WaitlistKeys), passed
--- after the room's sixteen keys: KEYS[first + i], where each script names `first` with
--- use_waitlist_keys() (17 in the waitlist scripts and room_configure.lua, 18 in
--- room_admit.lua, whose key 17 is the request's record):
---   +0  entries   hash   entry id -> JSON {n name, em email, ek email key, rc referral
+-- A waitlist room keeps its entries in keys of its own (keys.py WaitlistKeys), by name
+-- beside the room's (wl_<name>), in the table W (W.entries is K_WL_ENTRIES; its outbox
+-- is the room's, K_OUTBOX):
+--   entries      hash   entry id -> JSON {n name, em email, ek email key, rc referral
 --                        code, by referrer, ok confirmed, p points, seq, j joined,
 --                        st waiting|admitted|lapsed, a admitted at, l lapsed at, ip/net/
 --                        dev hashes, ac nth entry of its address, lg language, cn
@@ -17,23 +18,23 @@
 --                        it is nearly in (when), rs its referral leg:
 --                        pending|credited|held|void, rw why held or void, rp points its leg gave,
 --                        rf {c credited, h held, p pending} as a referrer, vt credit times}
---   +1  line      zset   waiting entry -> order score (everyone waiting: the position)
---   +2  ready     zset   confirmed waiting entry -> the same score (admission takes these)
---   +3  seq       string join order
---   +4  emails    hash   email key -> entry id
---   +5  codes     hash   referral code -> entry id
---   +6  admitted  zset   admitted entry -> time admitted
---   +7  held      zset   referee whose boost waits for an admin's review -> time held
---   +8  addresses hash   address hash -> entries joined from it
---   +9  meta      hash   the draw: commitment, seed, state (committed|ranking|drawn),
+--   line            zset   waiting entry -> order score (everyone waiting: the position)
+--   ready          zset   confirmed waiting entry -> the same score (admission takes these)
+--   seq              string join order
+--   emails        hash   email key -> entry id
+--   codes          hash   referral code -> entry id
+--   admitted    zset   admitted entry -> time admitted
+--   held            zset   referee whose boost waits for an admin's review -> time held
+--   addresses  hash   address hash -> entries joined from it
+--   meta            hash   the draw: commitment, seed, state (committed|ranking|drawn),
 --                        committed_at, started_at, finished_at, count; period (schedule)
---   +10 drawn     list   the draw's entries (its participants), for anyone to verify it
---   +11 outbox    stream one message per notice: kind (confirm | admitted | lapsed |
+--   drawn          list   the draw's entries (its participants), for anyone to verify it
+--   outbox        stream one message per notice: kind (confirm | admitted | lapsed |
 --                        near), entry, email, name, lang, at; until (admitted: the claim
 --                        deadline); nth (confirm: the 2nd or 3rd, sent on signing up again)
---   +12 unclaimed zset   admitted entry not yet claimed -> its claim deadline (the sweep
+--   unclaimed  zset   admitted entry not yet claimed -> its claim deadline (the sweep
 --                        lapses those past it, oldest first)
---   +13 referees  zset   every score 0: 'referrer id:referee id' (entry ids have no
+--   referees    zset   every score 0: 'referrer id:referee id' (entry ids have no
 --                        ':'), so a referrer's referees are one ZRANGEBYLEX (the panel)
 --
 -- Order scores, one sorted-set score per entry, always an integer below 2^53 in size
@@ -46,15 +47,12 @@
 -- Numbers reach Redis exactly: redis.call writes a Lua number with 17 digits (never
 -- concatenate one into a string: that keeps 14).
 
-local W = {}
-
-local function use_waitlist_keys(first)
-    W.entries, W.line, W.ready, W.seq = KEYS[first], KEYS[first + 1], KEYS[first + 2], KEYS[first + 3]
-    W.emails, W.codes, W.admitted = KEYS[first + 4], KEYS[first + 5], KEYS[first + 6]
-    W.held, W.addresses, W.meta = KEYS[first + 7], KEYS[first + 8], KEYS[first + 9]
-    W.drawn, W.outbox, W.unclaimed = KEYS[first + 10], KEYS[first + 11], KEYS[first + 12]
-    W.referees = KEYS[first + 13]
-end
+local W = {
+    entries = K_WL_ENTRIES, line = K_WL_LINE, ready = K_WL_READY, seq = K_WL_SEQ,
+    emails = K_WL_EMAILS, codes = K_WL_CODES, admitted = K_WL_ADMITTED, held = K_WL_HELD,
+    addresses = K_WL_ADDRESSES, meta = K_WL_META, drawn = K_WL_DRAWN, outbox = K_OUTBOX,
+    unclaimed = K_WL_UNCLAIMED, referees = K_WL_REFEREES,
+}
 
 local TWO32 = 4294967296
 local MAX_SEQ = TWO32 - 1
@@ -364,7 +362,6 @@ end
 -- settings, the entry. Returns s, w, e, id, nil; or nil, nil, nil, nil and the reply to
 -- return now (no_room, not_waitlist, unknown).
 local function waitlist_entry(now, id)
-    use_waitlist_keys(17)
     local s = load_settings()
     if not s then
         return nil, nil, nil, nil, entry_reply('no_room', id, nil, nil, nil, now)

@@ -7,7 +7,6 @@
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua; only now is
 --       used), 4 who draws, then entry id, score pairs
 -- Reply: {state, participants left unranked}
-use_waitlist_keys(17)
 local now = clock(ARGV[1])
 ACTOR = ARGV[4]
 if redis.call('HGET', W.meta, 'state') ~= 'ranking' then

@@ -22,7 +22,6 @@
 --   '' | start | rank, how many lapsed, how many were told they are nearly in}
 local LAPSE_BATCH = 100
 local NEAR_BATCH = 500
-use_waitlist_keys(17)
 local now = clock(ARGV[1])
 local s = load_settings()
 if not s or not s.waitlist then

@@ -1,7 +1,7 @@
 """The Redis connection: an external server (``REDIS_URL``) or a private embedded one.
 
 The embedded server is started once per app, not once per worker: under gunicorn the
-master starts it before forking (``webapp/gunicorn_conf.py``) and hands its URL to the
+master starts it before forking (``webapp/web/gunicorn_conf.py``) and hands its URL to the
 workers through ``REDIS_URL``; anywhere else the first process to need it starts it
 under a file lock in the data directory and later processes reuse it. It listens on a
 unix socket only, keeps its data in ``<data dir>/redis`` with AOF on, and is stopped
@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 log = logging.getLogger(__name__)
 
@@ -138,17 +141,12 @@ def connect(url: str, socket_timeout: float = 1.0, connect_timeout: float = 0.5)
     restarted) is tried once more on a new one; a timeout is not, since the command may
     have run (a join or a chat message must not happen twice).
     """
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
     options: dict[str, Any] = {
         "decode_responses": True,
         "socket_timeout": socket_timeout,
         "socket_connect_timeout": connect_timeout,
     }
     if url.startswith("redis+cluster://"):
-        from redis.cluster import RedisCluster
-
         return RedisCluster.from_url("redis://" + url.removeprefix("redis+cluster://"), **options)
     retry = Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
     return redis.Redis.from_url(url, health_check_interval=30, retry=retry, **options)

@@ -8,7 +8,7 @@ single-key commands only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -32,26 +32,14 @@ class RoomKeys:
     accuracy: str  # stream: predicted against actual wait of each admission, capped
     outbox: str  # stream: notices to email (the mailer's; WaitlistKeys.outbox, same key)
 
+    def named(self) -> dict[str, str]:
+        """Every key of the room by its name, the name the Lua scripts declare it by
+        (``--!keys``, ``webapp/redis/scripts.py``)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
     def all(self) -> list[str]:
-        """Every key of the room, in the order the Lua scripts take them as KEYS."""
-        return [
-            self.settings,
-            self.seq,
-            self.line,
-            self.checkin,
-            self.seats,
-            self.tickets,
-            self.identities,
-            self.ended,
-            self.stats,
-            self.clock,
-            self.audit,
-            self.codes,
-            self.history,
-            self.predictions,
-            self.accuracy,
-            self.outbox,
-        ]
+        """Every one of these keys (to delete them, or look at their TTLs)."""
+        return list(self.named().values())
 
 
 @dataclass(frozen=True)
@@ -76,38 +64,41 @@ class WaitlistKeys:
     unclaimed: str  # zset: admitted entry not yet claimed -> its claim deadline
     referees: str  # zset, every score 0: "referrer id:referee id" (a referrer's referees)
 
+    def named(self) -> dict[str, str]:
+        """Every waitlist key by the name the scripts declare it by: ``wl_<field>``
+        (its outbox is the room's, ``outbox``)."""
+        return {
+            f"wl_{field.name}": getattr(self, field.name)
+            for field in fields(self)
+            if field.name != "outbox"
+        }
+
     def all(self) -> list[str]:
-        """Every waitlist key, in the order the scripts take them (after the room's)."""
-        return [
-            self.entries,
-            self.line,
-            self.ready,
-            self.seq,
-            self.emails,
-            self.codes,
-            self.admitted,
-            self.held,
-            self.addresses,
-            self.meta,
-            self.drawn,
-            self.outbox,
-            self.unclaimed,
-            self.referees,
-        ]
+        """Every one of these keys (to delete them, or look at their TTLs)."""
+        return list(self.named().values())
 
 
 @dataclass(frozen=True)
 class DropKeys:
     """A scheduled drop's keys (webapp/domain/drops.py, drop_lib.lua), beside the room's
-    and under its hash tag, passed to the scripts after the room's sixteen."""
+    and under its hash tag, passed to the scripts by name beside the room's."""
 
     drop: str  # hash: the draw (state, commitment, seed, times, entries) and stock counts
     prequeue: str  # zset: pre-queued ticket -> when it joined
     drawn: str  # list: the draw ids in drawn order (the public record)
     pool: str  # set: scratch for the seed's Redis-side randomness (deleted in the script)
 
+    def named(self) -> dict[str, str]:
+        """The drop's keys by the names the scripts declare them by: ``drop`` and
+        ``drop_<field>``."""
+        return {
+            field.name if field.name == "drop" else f"drop_{field.name}": getattr(self, field.name)
+            for field in fields(self)
+        }
+
     def all(self) -> list[str]:
-        return [self.drop, self.prequeue, self.drawn, self.pool]
+        """Every one of these keys (to delete them, or look at their TTLs)."""
+        return list(self.named().values())
 
 
 @dataclass(frozen=True)
@@ -120,9 +111,14 @@ class ChatKeys:
     meta: str  # hash: chat-level facts (created, kind)
     signal: str  # the hub channel of topic "chat:<id>": wake-ups, never the data itself
 
+    def named(self) -> dict[str, str]:
+        """The chat's stored keys by the names the chat scripts declare them by."""
+        stored = (field.name for field in fields(self) if field.name != "signal")
+        return {name: getattr(self, name) for name in stored}
+
     def all(self) -> list[str]:
-        """The chat's stored keys, in the order the chat scripts take them as KEYS."""
-        return [self.members, self.messages, self.ids, self.meta]
+        """Every one of these keys (to delete them, or look at their TTLs)."""
+        return list(self.named().values())
 
 
 @dataclass(frozen=True)
@@ -266,7 +262,7 @@ class Keys:
         return f"chat:{chat_id}"
 
     def hub_channel(self, topic: str) -> str:
-        """The pub/sub channel of a hub topic (``webapp.realtime.Hub``)."""
+        """The pub/sub channel of a hub topic (``webapp.live.realtime.Hub``)."""
         return f"{self.hub_prefix}{topic}"
 
     @property

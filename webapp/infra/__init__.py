@@ -1,0 +1,1 @@
+"""Infrastructure the domain may use that is not Redis: background loops."""

@@ -1,0 +1,23 @@
+"""The control panel (HTML, behind the admin's login): the rooms, a room's page and its
+audit log, settings, people, a waitlist's and a drop's actions, site keys; the login
+itself and ``flask admin``; the panel's forms, charts, words and template filters."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flask import Flask
+
+from webapp.views.admin import auth, drops, filters, people, rooms, settings, site_keys, waitlist
+
+if TYPE_CHECKING:
+    from webapp.services import Services
+
+PANELS = (rooms, settings, people, waitlist, drops, site_keys)  # pages, then actions
+
+
+def init_app(app: Flask, built: Services) -> None:
+    filters.init_app(app)  # times in the admin's zone, spans, the panel's words
+    auth.init_app(app, built)  # /admin/login, `flask admin`
+    for panel in PANELS:  # behind that login
+        app.register_blueprint(panel.bp)

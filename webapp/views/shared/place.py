@@ -1,0 +1,258 @@
+"""How a visitor's place is shown, on every page that shows it: the card that offers to
+join, the waiting page (whole, or its polled part for htmx), the "it's your turn"
+moment, the room page and the ended state. No routes here: ``pages`` (the room's own
+page), ``line`` (the waiting page's poll, leaving, the email) and ``move`` render
+through these.
+
+Nothing here joins. A seat's page holds the seat through ``Visits.enter``: a page
+without a socket (no JavaScript) reloads every ``seat_refresh`` seconds and its seat is
+held for the room's grace period plus that, so a closed tab frees it as soon as a
+closed socket would, give or take one reload.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, make_response, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from webapp.domain.chat import MAX_TEXT
+from webapp.domain.lobby import Place, Standing
+from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
+from webapp.domain.settings import RoomSettings
+from webapp.live.realtime import room_state
+from webapp.views import admission, chats, lobby, reports, visits
+from webapp.views.shared import passes, session
+from webapp.views.shared.drops import drop_view
+from webapp.views.shared.words import trend_words, wait_words
+
+CLOSE_TOO_MANY = 4008  # a room socket's close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
+CLOSE_TRY_AGAIN = 1013  # a room socket's close code: Redis is unavailable; reconnect later
+SEATED = ("offered", "admitted")
+SEAT_ENDINGS = ("grace", "session", "unclaimed", "released")  # reasons only a seat ends for
+TURN_MOMENT = 3  # seconds "it's your turn" shows before the page goes in (waiting.js too)
+NO_SCRIPT_POLL = 5.0  # a page without JavaScript reloads itself no more often than this
+MAX_SEAT_REFRESH = 30.0  # ... and a room page without it at least this often
+WAITING_CONFIG = {"turnMoment": TURN_MOMENT}  # static/js/waiting.js reads it (js-config)
+
+
+def is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def seat_refresh(settings: RoomSettings) -> float:
+    """How often a room page without JavaScript reloads to hold its seat: the grace a
+    closed socket gets, within 5 to 30 seconds."""
+    return min(max(float(settings.grace_seconds), NO_SCRIPT_POLL), MAX_SEAT_REFRESH)
+
+
+def show(room: str, token: str) -> ResponseReturnValue:
+    """The page of a live ticket, on a full visit: the room (an offered seat is taken
+    here) or the waiting page. Never joins."""
+    if (gone := moved_away(room, token)) is not None:
+        return gone
+    state = reports().ticket_state(room, token)
+    if state in SEATED:
+        return room_page(room, token, claims=state == "offered")
+    found = lobby().place(room, token, shown=session.shown(room))
+    if found.ended is not None:
+        return ended_page(room, mark(room, token, found.ended.why), here=False)
+    if found.standing is None:  # the check-in took a seat offered meanwhile
+        return room_page(room, token, claims=True)
+    return waiting_page(room, found.standing)
+
+
+def poll(room: str, token: str) -> ResponseReturnValue:
+    """The waiting page's check-in (htmx), or its reload without JavaScript."""
+    if (gone := moved_away(room, token)) is not None:
+        return gone
+    found = lobby().place(room, token, shown=session.shown(room))
+    if found.ended is not None:
+        return ended_page(room, mark(room, token, found.ended.why), here=False)
+    if found.standing is None:  # a seat is offered or held: it is this visitor's turn
+        # htmx shows the moment, then goes in; a page without JavaScript goes in at once
+        # (its reloads are 5 s apart: the offer may not outlast one more), as does a
+        # site room's page: its visitor is sent on to the site without a pause
+        if is_htmx() and not lobby().settings(room).site_url:
+            return turn_page(room, token, found)
+        return to_gate(room)
+    return waiting_page(room, found.standing)
+
+
+def mark(room: str, token: str, why: str) -> session.EndedMark:
+    seat = why in SEAT_ENDINGS or request.args.get("seat") == "1"
+    return session.mark_ended(room, token, why, seat)
+
+
+def moved_away(room: str, token: str) -> ResponseReturnValue | None:
+    """The "moved" state for a page of a browser whose place went to another one."""
+    if not session.gave_away(room, token):
+        return None
+    return ended_page(room, session.EndedMark(public_id(token), "moved", False), here=False)
+
+
+def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
+    settings = lobby().settings(room)
+    if settings.site_url:  # a site room: the seat is a pass for the site
+        return site_page(room, token, settings.site_url)
+    refresh = seat_refresh(settings)
+    try:
+        ticket = visits().enter(room, token, settings.grace_seconds + refresh, claims=claims)
+    except TicketGone as gone:
+        return ended_page(room, session.mark_ended(room, token, gone.why, True), here=False)
+    except (TicketNotFound, RoomNotFound):
+        return ended_page(room, session.mark_ended(room, token, "unknown", True), here=False)
+    context = {
+        "room": room,
+        "state": room_state(reports(), room),
+        "welcome": session.welcomed(room),
+        "refresh": refresh,
+        "you": public_id(token),
+        "support_code": ticket.support_code,
+        "js_config": room_config(),
+    }
+    return render_template("room.html", **context)
+
+
+def site_page(room: str, token: str, site_url: str) -> ResponseReturnValue:
+    """A site room's seat: the seat is held (an offered one taken), and the visitor goes
+    to the page the gate sent them from (``next``), on the site, with a fresh pass."""
+    try:
+        visits().renew(room, token)
+    except TicketGone as gone:
+        return ended_page(room, session.mark_ended(room, token, gone.why, True), here=False)
+    except (TicketNotFound, RoomNotFound):
+        return ended_page(room, session.mark_ended(room, token, "unknown", True), here=False)
+    response = redirect(passes.site_target(site_url, passes.kept_next(room)), 303)
+    passes.give_pass(response, room, token)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def room_config() -> dict[str, Any]:
+    """What static/js/room.js and chat.js must agree on with the server (read from
+    base.html's js-config block, as the words are from js-strings)."""
+    chat = chats()
+    return {
+        "closeTooMany": CLOSE_TOO_MANY,
+        "closeTryAgain": CLOSE_TRY_AGAIN,
+        "maxText": MAX_TEXT,
+        "rateLimit": chat.rate_limit,
+        "rateWindow": chat.rate_window,
+    }
+
+
+def waiting_page(room: str, standing: Standing) -> ResponseReturnValue:
+    page = "_line_status.html" if is_htmx() else "waiting.html"
+    return no_store(render_template(page, **line_context(room, standing)))
+
+
+def turn_page(room: str, token: str, found: Place) -> ResponseReturnValue:
+    """ "It's your turn": the waiting page's polled part (htmx), which goes in."""
+    session.welcome(room)
+    context = {"room": room, "turn": found, "you": public_id(token)}
+    return no_store(render_template("_line_status.html", **context))
+
+
+def ended_page(room: str, ended: session.EndedMark, here: bool) -> ResponseReturnValue:
+    """The ended state: the partial alone for htmx (200, so it is swapped in and stops
+    the polling), else the whole page with 410 (404 when the room is gone). ``here``:
+    this page shows it on a visit of its own (not a live page learning it), so a
+    "left" says "you left", not "in another tab". The room's own page exists whatever
+    became of the place, so it answers 200; an old poll or bookmark of the place's
+    line (``line.status``) is gone: 410."""
+    found = lobby().ended(room, ended.why)
+    seat = ended.seat or request.args.get("seat") == "1"
+    context = {"room": room, "ended": found, "seat": seat, "here": here and not is_htmx()}
+    if is_htmx():
+        return render_template("_line_status.html", **context), 200
+    page = render_template("waiting.html", **context)
+    if not found.exists:
+        return no_store(page), 404
+    return no_store(page), 200 if request.endpoint == "pages.room_page" else 410
+
+
+def join_card(
+    room: str, status: int = 200, error: str = "", join_now: bool = False
+) -> ResponseReturnValue:
+    """The room's own page for someone without a place in it: what it is, how full,
+    how long a joiner waits, and one button that joins (a POST: only that joins).
+    ``join_now``: a site room's gate sent the visitor and the room asks for a puzzle:
+    the page solves it and joins by itself (static/js/challenge.js)."""
+    settings = lobby().settings(room)
+    summary = reports().summary(room)
+    if summary is None:
+        raise RoomNotFound(f"no room named {room!r}")
+    drop = drop_view(room, settings)
+    enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
+    enters = enters and (drop is None or drop.phase == "open")
+    guess = None if enters else lobby().back_of_line(room, summary.waiting)
+    # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
+    # why a joiner waits; say so, and for how long at most (issue 35)
+    offered = None
+    if not enters and not summary.waiting and summary.status == "open":
+        offers = reports().offers(room)
+        if offers.ends is not None:
+            offered = max(round(offers.ends - lobby().now()), 1)
+    context = {
+        "room": room,
+        "settings": settings,
+        "summary": summary,
+        "enters": enters,
+        "wait": None if guess is None else wait_words(guess, summary.status),
+        "basis": lobby().basis(room),
+        "name": request.form.get("name", session.name()),
+        "error": error,
+        "challenge": summary.status != "closed" and admission().asks_puzzle(room),
+        "drop": drop,
+        # the room takes only its site's vouched-for customers, and none came with one
+        "from_site": settings.identity == "required" and session.customer(room) is None,
+        "offered": offered,
+        "join_now": join_now,
+    }
+    return no_store(render_template("join.html", **context)), status
+
+
+def to_gate(room: str) -> ResponseReturnValue:
+    """To the room's page: a full navigation, also when htmx asked."""
+    url = url_for("pages.room_page", room=room)
+    if is_htmx():
+        response = make_response("", 200)
+        response.headers["HX-Redirect"] = url
+        return response
+    return redirect(url), 303
+
+
+def no_store(page: str) -> Response:
+    """A live page is never kept for Back: the browser asks again, and is shown what is
+    true now (the ended state after leaving, never the old place)."""
+    response = make_response(page)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def line_context(room: str, standing: Standing) -> dict[str, Any]:
+    ticket = standing.ticket
+    session.keep_shown(room, standing.shown.dumps() if standing.shown else None)
+    seen = request.args.get("seen", type=int)
+    guess = standing.estimate
+    settings = lobby().settings(room)
+    return {
+        "room": room,
+        "ticket": ticket,
+        "you": public_id(ticket.token),
+        "wait": None if guess is None else wait_words(guess),
+        "seconds": None if guess is None else round(guess.wait),
+        "basis": standing.basis,
+        "typical": settings.typical_stay_seconds,
+        "trend": trend_words(standing.trend),
+        "poll": standing.poll_after,
+        "refresh": max(standing.poll_after, NO_SCRIPT_POLL),
+        "moved": seen is not None and seen != ticket.position,
+        "start": session.start(room, ticket.position),
+        "email": session.email(room),
+        "js_config": WAITING_CONFIG,
+        "drop": drop_view(room, settings, ticket),
+        "site": settings.site_url,  # a site room: the turn leads to the site
+    }

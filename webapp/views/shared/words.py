@@ -1,0 +1,137 @@
+"""The words shown to people, in their language: the engine's refusals (errors, forms,
+the room socket; the JSON API keeps the engine's own English, ``str(error)``), the wait
+as a range, why it moved, a duration, what became of a confirmation email asked for
+again."""
+
+from __future__ import annotations
+
+import math
+
+from flask_babel import format_timedelta
+
+from webapp.domain import rooms as engine
+from webapp.domain import waitlist
+from webapp.domain.estimate import Estimate
+from webapp.domain.rooms import MAX_DISPLAY_NAME
+from webapp.web.i18n import _, gone_reason, ngettext
+
+
+def explain(error: engine.RoomError) -> str:
+    """A refusal of the engine in the visitor's words and language: what happened and why
+    (the page adds what to do next). The JSON API keeps the engine's English."""
+    english = str(error)
+    if isinstance(error, engine.TicketGone):
+        return _("Your place has ended: %(reason)s.", reason=gone_reason(error.why))
+    if isinstance(error, waitlist.EntryNotFound):
+        return _("This link does not open an entry of this waitlist: it may be incomplete.")
+    if isinstance(error, engine.RoomNotFound):
+        return _(
+            "There is no room at this address: it may have been deleted, or the link is mistyped."
+        )
+    if isinstance(error, engine.TicketNotFound):
+        return _("We could not find your place in this room: it may have ended a while ago.")
+    if isinstance(error, engine.RoomClosed):
+        if "waitlist" in english:
+            return _("This room is a waitlist: sign up to it with your email on its page.")
+        return _("This room is closed to new visitors for now.")
+    if isinstance(error, engine.JoinRefused):
+        if "full" in english:
+            return _("The line is full right now.")
+        return _("The wait is too long right now.")
+    if isinstance(error, engine.NotSeated):
+        return _("You do not hold a seat in this room (any more).")
+    if isinstance(error, engine.NotWaiting):
+        if "confirmed" in english:
+            return _(
+                "This entry has not confirmed its email yet: open the link in the email we sent."
+            )
+        return _("You are not waiting in this line (any more).")
+    if isinstance(error, engine.DrawPending):
+        return _("Nobody is let in before the lottery's draw.")
+    if isinstance(error, waitlist.NotAWaitlist):
+        return _("This room is not a waitlist: join it on its page instead.")
+    if isinstance(error, waitlist.EmailRefused):
+        if error.reason == "disposable":
+            return _("Please sign up with a lasting email address, not a disposable one.")
+        if error.reason == "busy":
+            return _(
+                "This email address has been sent enough emails for now: please try again "
+                "in an hour."
+            )
+        return _("That email address is not valid: please check it for typos.")
+    if isinstance(error, engine.InvalidInput):
+        if english.startswith("name must"):
+            return _("A name can be at most %(count)s characters.", count=MAX_DISPLAY_NAME)
+        return _("Something in this request did not add up, so nothing was changed.")
+    return english  # the admin's refusals (settings conflicts, draws): the panel is English
+
+
+def trend_words(trend: str | None) -> str | None:
+    """Why the estimate moved, when the line's pace did: a growing figure reads as news,
+    not as a broken clock."""
+    if trend == "slower":
+        return _("The line has slowed down, so the wait is longer than we said before.")
+    if trend == "faster":
+        return _("The line has sped up.")
+    return None
+
+
+def wait_words(guess: Estimate | None, room_status: str = "open") -> str:
+    """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
+    waiting page says "paused" and "no estimate yet" itself, in its own words.)"""
+    if room_status == "paused":
+        return _("nobody is let in while the room is paused")
+    if guess is None:
+        return _("no estimate yet")
+    low, high = guess.range
+    if high < 60:
+        return _("less than a minute")
+    if high < 120:
+        return _("about a minute or two")
+    if high < 3600:
+        low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
+        if high_m > low_m:
+            return ngettext(
+                "about %(low)s to %(num)s minute", "about %(low)s to %(num)s minutes", high_m,
+                low=low_m,
+            )  # fmt: skip
+        return _("about %(duration)s", duration=duration(low_m * 60))
+    low_h, high_h = max(math.floor(low / 3600), 1), math.ceil(high / 3600)
+    if high_h > low_h:
+        return ngettext(
+            "about %(low)s to %(num)s hour", "about %(low)s to %(num)s hours", high_h, low=low_h
+        )
+    return _("about %(duration)s", duration=duration(low_h * 3600))
+
+
+def resent_words(resent: waitlist.Resent, address: str, corrected: bool) -> str:
+    """What became of "send the confirmation email again" (or to a corrected address)."""
+    if resent.sent and corrected:
+        return _(
+            "We sent a new confirmation email to %(email)s. The link in any earlier one "
+            "no longer works.",
+            email=address,
+        )
+    if resent.sent:
+        return _("We sent the confirmation email again, to %(email)s.", email=address)
+    if resent.outcome == "too_soon":
+        return _(
+            "We sent one only a moment ago: it can take a few minutes to arrive. You can "
+            "ask again in %(wait)s.",
+            wait=duration(max(resent.wait, 1)),
+        )
+    if resent.outcome == "too_many":
+        return _(
+            "We have sent this entry all the confirmation emails we send. If none arrived, "
+            "look in your spam folder, or ask the organisers."
+        )
+    if resent.outcome == "taken":
+        return _("That address is already on this waitlist, with an entry of its own.")
+    if resent.outcome == "confirmed":
+        return _("Your email is confirmed already: nothing more to do.")
+    return _("This entry is no longer waiting, so no email was sent.")
+
+
+def duration(seconds: int) -> str:
+    """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
+    return str(format_timedelta(seconds, threshold=1))
