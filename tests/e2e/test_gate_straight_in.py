@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -73,12 +72,10 @@ def gated(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Gated]:
             if kind == "nginx"
             else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
         )
-        key_file = Path(tempfile.mkdtemp(prefix="wr-site-key-")) / "site-key"
-        with run_origin(origin, public, "shop", str(key_file)), proxy:
+        with run_origin(origin, public, "shop"), proxy:  # checkout: the pass releases
             gated = Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin)
             warm_up(gated)
             yield gated
-        shutil.rmtree(key_file.parent, ignore_errors=True)
 
 
 def warm_up(gated: Gated) -> None:
@@ -171,3 +168,18 @@ def test_json_mode(gated: Gated) -> None:
         standing = json.loads(reply.read())
     assert standing["status"] == "waiting" and standing["position"] == 1
     assert standing["capacity"] == 1 and standing["token"]
+
+
+def test_a_puzzle_room_solves_then_joins_with_no_click(gated: Gated, person: Any) -> None:
+    """A full room that asks for the puzzle: the gate's link solves it in the page and
+    puts the visitor in line, with no click."""
+    if gated.kind != "nginx":
+        pytest.skip("the page is the same through either proxy")
+    gated.room(capacity=1)
+    gated.server.api("POST", "/api/rooms/shop/join")  # the seat, before the puzzle is on
+    gated.server.admin("shop", challenge="on", challenge_cost=100)
+    time.sleep(1.1)  # every worker's cached settings ask for the puzzle
+    b = person(width=390, height=844)
+    b.goto(f"{gated.url}/shop/item")
+    expect(b.locator(".position .big")).to_have_text("1", timeout=15_000)
+    assert gated.server.api("GET", "/api/rooms/shop/qsize")["len"] == 1
