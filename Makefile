@@ -48,7 +48,8 @@ messages: $(DEV)
 	$(VENV)/bin/pybabel update -i translations/messages.pot -d translations -w 100 \
 		--ignore-obsolete --no-fuzzy-matching
 
-# Every goal of issues 14, 23, 25 and 26 with its figure and pass or miss (docs/performance.md)
+# Every goal of issues 14, 23, 25, 26 and 32 with its figure and pass or miss
+# (docs/performance.md)
 bench: $(DEV)
 	$(PY) bench/redis_cost.py --million
 	$(PY) bench/api_throughput.py
@@ -59,6 +60,7 @@ bench: $(DEV)
 	$(PY) bench/scaling_sim.py
 	$(PY) bench/windows_sim.py
 	$(PY) bench/drop_start.py
+	$(PY) bench/flash.py
 	$(PY) bench/capacity.py
 	$(PY) bench/capacity.py --bare
 	$(PY) bench/gate.py

@@ -83,10 +83,15 @@ client = redis.Redis.from_url(sys.argv[1])
 rooms = WaitingRooms(client, Keys("wr"), Scripts(client), sweep_every=1.0)
 room, count, batch = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 from webapp.domain.tickets import new_ticket
+try:  # a joiner's limits (issue 32), in trees that count them in the join
+    from webapp.domain.join_limits import NO_LIMITS
+    limits = (NO_LIMITS,)
+except ImportError:
+    limits = ()
 done = 0
 while done < count:
     size = min(batch, count - done)
-    joiners = [(new_ticket()[0], "", "", "", "", "", "", "") for _ in range(size)]
+    joiners = [(new_ticket()[0], "", "", "", "", "", "", "", *limits) for _ in range(size)]
     for t in rooms.join_many(room, joiners):
         print(json.dumps([t.token, t.state, getattr(t, "window", 0.0)]))
     done += size

@@ -14,8 +14,10 @@ root). Measures:
    at half the ungated page's full-load rate, without and with the doc's answer cache.
 
 Ratios are of one run: the machine is shared, read them rather than the absolute rates.
-Goals (issue 23): at least 2,000 checks/s per core with fresh passes; a gated page
-keeps at least 0.8 of the ungated page's throughput with the cache.
+Goals (issues 23 and 32): at least 2,000 checks/s per core with fresh passes, also with
+every pass new (a pass of this deployment is checked by its HMAC); a gated page keeps
+at least 0.8 of the ungated page's throughput with the cache (median of three runs);
+a renewal's p50 under 5 ms.
 
     .venv/bin/python bench/gate.py [--seconds 8]
 """
@@ -153,9 +155,10 @@ def start_app(stack: contextlib.ExitStack, scratch: Path, public: str, key: str)
 
 
 def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
-                seconds: float) -> tuple[float, float]:  # fmt: skip
+                seconds: float) -> tuple[float, float, float]:  # fmt: skip
     """Checks per second straight at the app; returns fresh checks per core-second, of
-    one pass (verified once, then remembered) and of passes each seen once."""
+    one pass (verified once, then remembered) and of passes each seen once, and the
+    renewal's p50 in ms."""
     call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 3600})
     one = str(call(f"{base}/api/rooms/shop/join", "POST")["pass"])
     minter = Passes(PassKeys(key), issuer=public, secret="bench-secret")
@@ -183,7 +186,7 @@ def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
     for label, load, per_core in rows:
         print(f"{label:<21} {load.rps:>9.0f} {per_core:>11.0f} {load.p50:>8.2f} "
               f"{load.p99:>8.2f} {load.errors:>7}")  # fmt: skip
-    return rows[0][2], rows[1][2]
+    return rows[0][2], rows[1][2], rows[2][1].p50
 
 
 def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch: Path,
@@ -195,6 +198,7 @@ def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch
     origin = free_port()
     stack.enter_context(run_nginx(ORIGIN, origin, 0, 0))
     results: dict[str, tuple[Load, Load]] = {}
+    shares: list[float] = []  # the cached gated page's share, run by run
     front = f"http://{HOST}:{listen}"
     for name, block in (("no cache", doc_blocks("nginx")[0]),
                         ("the answer cache", doc_blocks("nginx")[1])):  # fmt: skip
@@ -206,6 +210,12 @@ def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch
             full = wrk(f"{front}/shop/page", seconds, scratch, cookie)
             half = wrk(f"{front}/shop/page", seconds, scratch, cookie, rate=full.rps / 2)
             results[f"gated, {name}"] = (full, half)
+            if name == "the answer cache":  # issue 32: the median of three runs, each
+                shares.append(full.rps / results["ungated"][0].rps)  # beside its own
+                for _ in range(2):
+                    ungated = wrk(f"{front}/static/page", seconds, scratch)
+                    gated = wrk(f"{front}/shop/page", seconds, scratch, cookie)
+                    shares.append(gated.rps / ungated.rps)
     ungated = results["ungated"][0].rps
     print("\na page through nginx (docs/gate.md); half load: half of the row's full-load rate")
     print(f"{'page':<26} {'req/s':>8} {'ratio':>6} {'half: req/s':>12} {'p50 ms':>8} "
@@ -213,7 +223,8 @@ def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch
     for label, (full, half) in results.items():
         print(f"{label:<26} {full.rps:>8.0f} {full.rps / ungated:>6.2f} {half.rps:>12.0f} "
               f"{half.p50:>8.2f} {half.p99:>8.2f} {full.errors + half.errors:>7}")  # fmt: skip
-    return results["gated, the answer cache"][0].rps / ungated
+    print(f"the cached gated page's share, three runs: {', '.join(f'{x:.2f}' for x in shares)}")
+    return sorted(shares)[1]
 
 
 def bench(stack: contextlib.ExitStack, seconds: float) -> None:
@@ -231,21 +242,25 @@ def bench(stack: contextlib.ExitStack, seconds: float) -> None:
     )
     print(f"2 gevent workers; wrk -t2 -c{CONNECTIONS}, {seconds:.0f} s per figure; "
           f"{os.cpu_count()} cores shared with wrk, nginx and anything else running")  # fmt: skip
-    remembered, unseen = gate_checks(base, pid, scratch, public, key, seconds)
+    remembered, unseen, renewal = gate_checks(base, pid, scratch, public, key, seconds)
     share = pages(stack, base, app, listen, scratch, seconds)
     print("\ngoals")
     for label, figure in (("a pass seen before", remembered), ("every pass new", unseen)):
         print(f"  fresh checks per core-second >= 2,000 ({label}): {figure:.0f} "
               f"{'pass' if figure >= 2000 else 'MISS'}")  # fmt: skip
-    print(f"  gated page with the cache >= 0.8 of ungated: {share:.2f} "
+    print(f"  gated page with the cache >= 0.8 of ungated (median of three): {share:.2f} "
           f"{'pass' if share >= 0.8 else 'MISS'}")  # fmt: skip
+    print(f"  renewal p50 < 5 ms (issue 32: one script call): {renewal:.2f} ms "
+          f"{'pass' if renewal < 5 else 'MISS'}")  # fmt: skip
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average at the end: {load}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="per figure (default 8)")
     args = parser.parse_args()
-    return run_bounded(20 * args.seconds + 120, lambda stack: bench(stack, args.seconds))
+    return run_bounded(24 * args.seconds + 120, lambda stack: bench(stack, args.seconds))
 
 
 if __name__ == "__main__":

@@ -60,6 +60,9 @@ class Defaults:
     CONNECTION_TTL = 30.0  # seconds a dead server's connections keep counting, at most
     CHAT_UPKEEP_SECONDS = 1.0  # acknowledge what sockets were sent; catch up lost wake-ups
     MAX_CONTENT_LENGTH = 16 * 1024  # bytes; larger request bodies get 413
+    # ... but a room's settings (admin API PUT, the panel's page editor) carry a page
+    # template of up to 64 KB, which JSON or a form may escape to three times that
+    SETTINGS_MAX_CONTENT_LENGTH = 256 * 1024
     CLOCK = None  # tests inject a callable returning seconds; None = Redis TIME
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"

@@ -24,11 +24,13 @@ from webapp.domain.clock import Clock
 from webapp.domain.connections import ConnectionLimits
 from webapp.domain.identity import Identities
 from webapp.domain.join_limits import JoinLimits
+from webapp.domain.join_refusals import JoinRefusals
 from webapp.domain.lobby import Lobby
 from webapp.domain.mail import MailHealth
 from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes, PassKeys
 from webapp.domain.reports import Reports
+from webapp.domain.room_report import RoomReports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.seat_passes import Revocations, SeatPasses
 from webapp.domain.site_keys import SiteKeys
@@ -77,6 +79,7 @@ class Services:
     site_keys: SiteKeys
     join_limits: JoinLimits
     admission: Admission
+    room_reports: RoomReports
     _loops: list[threading.Event] = field(default_factory=list)
 
     def start(self) -> None:
@@ -136,12 +139,23 @@ def build(settings: Mapping[str, Any]) -> Services:
         issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
         secret=secret,
     )
-    challenges = Challenges(client, keys, secret, clock)
+    metrics = Metrics(reports)
+    challenges = Challenges(client, keys, secret, clock, tally=metrics)
     join_limits = JoinLimits(client, keys, scripts)
     policy = JoinPolicy.read(settings)
     identities = Identities(client, keys)
+    refusals = JoinRefusals(client, keys, scripts)
     admission = Admission(
-        lobby, reports, visits, waitlists, challenges, join_limits, policy, identities, clock
+        lobby,
+        reports,
+        visits,
+        waitlists,
+        challenges,
+        join_limits,
+        policy,
+        identities,
+        clock,
+        refusals,
     )
     return Services(
         client=client,
@@ -172,7 +186,7 @@ def build(settings: Mapping[str, Any]) -> Services:
         live_claims=LiveClaims(client, keys, scripts),
         admins=Admins(client, keys, hashing=off_the_loop),
         mail=MailHealth(client, keys),
-        metrics=Metrics(reports),
+        metrics=metrics,
         challenges=challenges,
         passes=passes,
         seat_passes=SeatPasses(passes, keys, scripts),
@@ -180,4 +194,5 @@ def build(settings: Mapping[str, Any]) -> Services:
         site_keys=SiteKeys(client, keys, scripts),
         join_limits=join_limits,
         admission=admission,
+        room_reports=RoomReports(reports, visits.drops),
     )

@@ -2,7 +2,9 @@
    - the notice box counts its characters as you type (the limit is 280);
    - the overview's 5-second poll says so when it fails, and recovers by itself;
    - after htmx pages or searches the line, focus goes to the new table's caption
-     when the element that had it is gone (no lost focus for keyboard users). */
+     when the element that had it is gone (no lost focus for keyboard users);
+   - the waiting page's editor previews the template as it is typed, in both frames
+     (the form's own "Preview" button fills the phone's frame without it). */
 (function () {
   "use strict";
 
@@ -33,8 +35,40 @@
     }
   }
 
+  // The template as typed, posted to each preview frame (a form's target), at most
+  // every 600 ms while typing.
+  function livePreview(form) {
+    var button = document.getElementById("preview-button");
+    if (!form || !button) { return; }
+    var timer = null;
+    function show() {
+      ["preview-narrow", "preview-wide"].forEach(function (frame) {
+        var post = document.createElement("form");
+        post.method = "post";
+        post.action = button.formAction;
+        post.target = frame;
+        post.hidden = true;
+        new FormData(form).forEach(function (value, name) {
+          var field = document.createElement("textarea");
+          field.name = name;
+          field.value = value;
+          post.appendChild(field);
+        });
+        document.body.appendChild(post);
+        post.submit();
+        post.remove();
+      });
+    }
+    form.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(show, 600);
+    });
+    button.addEventListener("click", function (event) { event.preventDefault(); show(); });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("textarea[data-count]").forEach(counter);
+    livePreview(document.getElementById("page-form"));
     var body = document.body;
     body.addEventListener("htmx:sendError", function () { pollState(false); });
     body.addEventListener("htmx:responseError", function () { pollState(false); });

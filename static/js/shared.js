@@ -24,8 +24,10 @@
   // scripts write times as the pages do (webapp/web/i18n.py, clock_locale).
   var LOCALE = root.dataset.locale || root.lang || undefined;
 
-  // t("key", {name: value}) fills each %(name)s; tn("key", n) picks the singular or the
-  // plural (en, de and es count alike).
+  // t("key", {name: value}) fills each %(name)s; tn("key", n) picks the form of n's plural
+  // category in the page's language (Polish: one, few, many; Arabic: zero, one, two, few,
+  // many, other; Japanese: other), each a key of its own (key_few), _other the fallback.
+  var PLURALS = window.Intl && Intl.PluralRules ? new Intl.PluralRules(LOCALE) : null;
   function t(key, values) {
     var text = STRINGS[key] === undefined ? key : STRINGS[key];
     return text.replace(/%\((\w+)\)s/g, function (whole, name) {
@@ -35,7 +37,8 @@
   function tn(key, n, values) {
     var filled = { num: number(n) };
     Object.keys(values || {}).forEach(function (name) { filled[name] = values[name]; });
-    return t(key + (n === 1 ? "_one" : "_other"), filled);
+    var form = key + "_" + (PLURALS ? PLURALS.select(n) : n === 1 ? "one" : "other");
+    return t(STRINGS[form] === undefined ? key + "_other" : form, filled);
   }
   function number(n) { return n.toLocaleString(LOCALE); }
   // The hour as the locale's own short time writes it: 01:05 in Britain, 1:05 in Spain.

@@ -10,7 +10,7 @@ from joserfc.jwk import KeySet
 
 from tests.api.conftest import ADMIN, api_app
 from webapp.config import ConfigError
-from webapp.domain.passes import Passes, PassKeys, new_private_pem
+from webapp.domain.passes import InvalidPass, Passes, PassKeys, new_private_pem
 from webapp.domain.tickets import public_id
 from webapp.views.shared.passes import site_target
 from webapp.web.local_paths import is_local_path
@@ -166,8 +166,12 @@ def refused_passes(body, app):
     other_room = passes.issue("other", body["token"], 30, now)
     stranger = Passes(PassKeys(OTHER_KEY), PUBLIC, "test-secret")
     unknown = stranger.issue("shop", body["token"], 30, now)
+    # a forger's own key under ours' id, over claims of their choosing (a longer life:
+    # re-signing a copy of a pass unchanged gives nothing its holder lacks, and the
+    # gate, which checks its own passes by their HMAC, takes it as that copy)
+    claims = jwt.decode(token, options={"verify_signature": False})
     forged_kid = jwt.encode(
-        jwt.decode(token, options={"verify_signature": False}),
+        claims | {"exp": claims["exp"] + 3600},
         stranger.keys.signing,
         "EdDSA",
         headers={"kid": passes.keys.kid},
@@ -384,3 +388,27 @@ def test_release_counts_the_stock_down(client, make_room, app):
         client.post("/api/rooms/shop/release", json={"sold": 2}, headers=auth)
     left, sold, _ = app.extensions["services"].visits.drops.stock("shop")
     assert (left, sold) == (3, 2)
+
+
+def test_a_pass_of_this_deployment_is_checked_by_its_hmac(app, clock):
+    """Issue 32: the gate checks its own passes by the HMAC among their claims (``wrt``),
+    not the Ed25519 signature (a site still checks that); without a matching tag, the
+    signature decides, and claims changed under a kept tag are refused."""
+    passes = app.extensions["services"].passes
+    now = clock()
+    token = passes.issue("shop", "t" * 24, 30, now)
+    head, claims, signature = token.split(".")
+    unsigned = f"{head}.{claims}.{'A' * len(signature)}"
+    assert passes.verify("shop", unsigned, now).token == "t" * 24  # the HMAC sufficed
+    header = jwt.get_unverified_header(token)
+    untagged = jwt.encode(
+        jwt.decode(token, options={"verify_signature": False}) | {"wrt": "x" * 43},
+        passes.keys.signing, "EdDSA", headers={"kid": header["kid"]},
+    )  # fmt: skip
+    assert passes.verify("shop", untagged, now).token == "t" * 24  # by its signature
+    with pytest.raises(InvalidPass):
+        passes.verify("shop", f"{untagged.rsplit('.', 1)[0]}.{'A' * len(signature)}", now)
+    changed = jwt.decode(token, options={"verify_signature": False}) | {"exp": int(now) + 9999}
+    forged = jwt.encode(changed, PassKeys(OTHER_KEY).signing, "EdDSA", headers=header)
+    with pytest.raises(InvalidPass):
+        passes.verify("shop", forged, now)

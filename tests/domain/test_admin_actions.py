@@ -10,6 +10,7 @@ from race import admit_at_once
 
 from webapp.domain.announcer import ended_frame
 from webapp.domain.chat import room_chat_id
+from webapp.domain.join_limits import NO_LIMITS
 from webapp.domain.rooms import NotWaiting, Ticket, TicketGone, public_id
 from webapp.domain.tickets import CODE_CHARS, new_ticket
 
@@ -153,7 +154,9 @@ def test_support_codes_are_unique_in_a_room(rooms):
 def test_a_proposed_code_in_use_gets_another(rooms):
     """The join proposes a random code; one already in use is not given twice."""
     rooms.configure("hall", {"capacity": 1})
-    joiners = [(token, "", "", "", "", "", "", "ABC123") for token in ("t" * 24, "u" * 24)]
+    joiners = [
+        (token, "", "", "", "", "", "", "ABC123", NO_LIMITS) for token in ("t" * 24, "u" * 24)
+    ]
     first, second = rooms.join_many("hall", joiners)
     assert isinstance(first, Ticket) and isinstance(second, Ticket)
     assert first.support_code == "ABC123" and len(second.support_code) == 6

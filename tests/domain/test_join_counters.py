@@ -1,7 +1,8 @@
-"""Joins per address and per network (webapp/domain/join_limits.py, join_limits.lua):
-the script against a plain-Python model, never more than a limit's amount in any span
-of its window, Retry-After honest to the second, a refused join counted nowhere, and
-the keys of one join in one hash slot (Redis Cluster)."""
+"""Joins per address and per network (webapp/domain/join_limits.py, join_limits.lua, and
+the same counting inside room_join.lua): each script against a plain-Python model, never
+more than a limit's amount in any span of its window, Retry-After honest to the second,
+a refused join counted nowhere (the engine's refusals too), and the keys of one join in
+the room's hash slot (Redis Cluster)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from webapp.domain.join_limits import (
     network_of,
     retry_after,
 )
+from webapp.domain.refusals import RoomClosed
+from webapp.domain.rooms import WaitingRooms
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import Scripts
 
@@ -59,12 +62,33 @@ def joins(r: Any, keys: Keys) -> JoinLimits:
     return JoinLimits(r, keys, Scripts(r))
 
 
-def outcome(joins: JoinLimits, limits: list[Limit], now: float) -> str | None:
+ROOM = "hall"
+
+
+def outcome(
+    joins: JoinLimits, limits: list[Limit], now: float, rooms: WaitingRooms | None = None
+) -> str | None:
+    """Which limit refuses a join now (None: it was counted): by join_limits.lua, or
+    given ``rooms`` by the join itself (room_join.lua, a room with a seat for all)."""
     try:
-        joins.hit(limits, network_of(limits[0].who), now)
+        if rooms is None:
+            joins.hit(ROOM, limits, now)
+        else:
+            rooms.join(ROOM, limits=joins.counting(ROOM, limits, now))
     except Throttled as refused:
         return refused.scope
     return None
+
+
+@pytest.fixture(params=["join_limits.lua", "room_join.lua"])
+def path(request: pytest.FixtureRequest, rooms: WaitingRooms) -> WaitingRooms | None:
+    """Every counting case by both scripts that count."""
+    return None if request.param == "join_limits.lua" else rooms
+
+
+def open_hall(rooms: WaitingRooms | None) -> None:
+    if rooms is not None:
+        rooms.configure(ROOM, {"capacity": 1_000_000, "session_seconds": 86400})
 
 
 @settings(
@@ -81,6 +105,7 @@ def outcome(joins: JoinLimits, limits: list[Limit], now: float) -> str | None:
 def test_the_script_decides_as_the_model_and_no_window_holds_more(
     r: Any,
     keys: Keys,
+    path: WaitingRooms | None,
     steps: list[tuple[str, int]],
     per_address: int,
     per_network: int,
@@ -89,12 +114,13 @@ def test_the_script_decides_as_the_model_and_no_window_holds_more(
     """The script's answers are the model's; and in the joins let in, no span of a
     window holds more than a limit's amount, whatever the timing."""
     r.flushall()
+    open_hall(path)
     joins, model, now_ms = JoinLimits(r, keys, Scripts(r)), Model(), 1_000_000_000
     passed: list[tuple[int, str]] = []
     for address, gap in steps:
         now_ms += gap
         limits = limits_of(address, per_address, per_network, window)
-        found = outcome(joins, limits, now_ms / 1000)
+        found = outcome(joins, limits, now_ms / 1000, path)
         assert found == model.hit(limits, now_ms), (address, now_ms)
         if found is None:
             passed.append((now_ms, address))
@@ -136,14 +162,41 @@ def test_retry_after_is_the_first_whole_second_a_join_passes(
         assert sum(model.buckets(limit, now_ms + (wait - 1) * 1000)) + 1 > amount
 
 
-def test_a_refused_join_counts_nowhere(joins: JoinLimits, r: Any) -> None:
+def counters(r: Any) -> list[tuple[str, dict[str, str]]]:
+    return sorted((k, r.hgetall(k)) for k in r.keys("*:joins:*"))
+
+
+def test_a_refused_join_counts_nowhere(
+    joins: JoinLimits, r: Any, path: WaitingRooms | None
+) -> None:
     """The network refuses: the address's counter is not raised either."""
+    open_hall(path)
     now = 1_000_000.0
     for i in range(3):
-        outcome(joins, limits_of(f"203.0.113.{i}", 5, 3), now)
-    before = sorted((k, r.hgetall(k)) for k in r.keys("*"))
-    assert outcome(joins, limits_of("203.0.113.9", 5, 3), now) == "join-network"
-    assert sorted((k, r.hgetall(k)) for k in r.keys("*")) == before
+        outcome(joins, limits_of(f"203.0.113.{i}", 5, 3), now, path)
+    before = counters(r)
+    assert outcome(joins, limits_of("203.0.113.9", 5, 3), now, path) == "join-network"
+    assert counters(r) == before
+
+
+def test_a_join_the_engine_refuses_counts_nowhere(
+    joins: JoinLimits, r: Any, rooms: WaitingRooms
+) -> None:
+    """The limits pass and the room is closed: the join's own call counts nothing."""
+    rooms.configure(ROOM, {"capacity": 1, "status": "closed"})
+    with pytest.raises(RoomClosed):
+        rooms.join(ROOM, limits=joins.counting(ROOM, limits_of("192.0.2.1", 5, 5), 1e6))
+    assert counters(r) == []
+
+
+def test_a_rejoin_is_under_no_limit(joins: JoinLimits, r: Any, rooms: WaitingRooms) -> None:
+    """A live identity joining again is a check-in: counted nowhere, never throttled."""
+    open_hall(rooms)
+    limits = limits_of("192.0.2.1", 1, 5)
+    first = rooms.join(ROOM, identity="ada", limits=joins.counting(ROOM, limits, 1e6))
+    again = rooms.join(ROOM, identity="ada", limits=joins.counting(ROOM, limits, 1e6))
+    assert again.token == first.token
+    assert [h for _, h in counters(r)] == [{str(int(1e9) // 10_000): "1"}] * 2
 
 
 def test_a_throttled_join_says_when_to_come_back(joins: JoinLimits) -> None:
@@ -151,7 +204,7 @@ def test_a_throttled_join_says_when_to_come_back(joins: JoinLimits) -> None:
     limits = limits_of("192.0.2.1", 2, 100)
     assert [outcome(joins, limits, now) for _ in range(3)] == [None, None, "join-address"]
     with pytest.raises(Throttled) as refused:
-        joins.hit(limits, network_of("192.0.2.1"), now)
+        joins.hit(ROOM, limits, now)
     assert 60 <= refused.value.retry_after <= 70  # the 20 s bucket leaves after 60 to 70 s
     assert outcome(joins, limits, now + refused.value.retry_after - 1) == "join-address"
     assert outcome(joins, limits, now + refused.value.retry_after) is None
@@ -162,13 +215,13 @@ def test_keys_stay_small_and_expire(joins: JoinLimits, r: Any) -> None:
     a window and a bucket after its last join."""
     for minute in range(30):
         outcome(joins, limits_of("192.0.2.1", 1000, 1000), 1_000_000.0 + minute * 7)
-    for key in r.keys("*"):
+    for key in r.keys("*:joins:*"):
         assert r.hlen(key) <= BUCKETS + 1
         assert 60_000 < r.pttl(key) <= 70_000
 
 
 def test_one_joins_keys_share_a_slot_on_a_cluster(db: Any) -> None:
-    """An address's counters and its network's share the network's hash tag."""
+    """An address's counters and its network's share the room's hash tag."""
     joins = JoinLimits(db, Keys("wrtest"), Scripts(db))
     for address in ("192.0.2.1", "2001:db8::5"):
         limits = [*limits_of(address, 2, 9), Limit("signup-address", address, 1, 3600)]

@@ -29,6 +29,7 @@ from hypothesis.stateful import (
 )
 
 from webapp.domain import windows
+from webapp.domain.join_limits import NO_LIMITS
 from webapp.domain.rooms import (
     NotSeated,
     RoomClosed,
@@ -310,7 +311,7 @@ class RoomMachine(RuleBasedStateMachine):
         same moment (an identity may come twice: the second gets the first's ticket)."""
         self.made = getattr(self, "made", 0) + len(identities)
         joiners = [
-            (f"batch-{self.made}-{n}", identity, "", "", "", "", "", "")
+            (f"batch-{self.made}-{n}", identity, "", "", "", "", "", "", NO_LIMITS)
             for n, identity in enumerate(identities)
         ]
         answers = self.engine.join_many(ROOM, joiners)

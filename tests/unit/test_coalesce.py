@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeout
 
-from webapp.redis.coalesce import Coalescer
+from webapp.redis.coalesce import Coalescer, WriteBehind
 
 
 class Gated:
@@ -141,3 +141,30 @@ def test_a_caller_that_stops_waiting_gets_a_timeout_and_strands_nobody() -> None
         assert later.result(timeout=5) == 40  # the queue still moved on
     assert [args for _, args in send.batches] == [[0], [4]]
     assert coalescer._queues == {} and coalescer._flying == {}
+
+
+def test_writes_behind_return_at_once_and_all_arrive_batched_by_key() -> None:
+    """A write behind never waits for its send; every argument is sent once, under its
+    key, in order, the ones made while a send was in flight together."""
+    sent: list[tuple[str, list[int]]] = []
+    gate = threading.Event()
+
+    def send(key: str, args: Sequence[int]) -> None:
+        gate.wait(5)
+        sent.append((key, list(args)))
+
+    behind: WriteBehind[str, int] = WriteBehind(send, most=3)
+    began = time.monotonic()
+    for i in range(8):
+        behind("a" if i % 2 else "b", i)
+    assert time.monotonic() - began < 0.5  # the first send is blocked: nobody waited
+    gate.set()
+    deadline = time.monotonic() + 5
+    while sum(len(args) for _, args in sent) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sorted(i for _, args in sent for i in args) == list(range(8))
+    assert all(len(args) <= 3 for _, args in sent)
+    for key, parity in (("a", 1), ("b", 0)):
+        mine = [i for k, args in sent if k == key for i in args]
+        assert mine == [i for i in range(8) if i % 2 == parity]
+    assert len(sent) < 8  # those made during the first send went together

@@ -15,8 +15,6 @@ from webapp.domain.settings import (
     GROUPS,
     KINDS,
     SETTINGS,
-    TEXT_PATTERN,
-    URL_PATTERN,
     InvalidSetting,
     RoomSettings,
 )
@@ -70,7 +68,7 @@ def test_the_openapi_document_states_the_same_text_rules():
         properties = schemas[schema]["properties"]
         for setting in SETTINGS:
             if setting.text:
-                expected = URL_PATTERN if setting.url else TEXT_PATTERN
+                expected = setting.pattern  # URL_PATTERN, MARKUP_PATTERN or TEXT_PATTERN
                 assert properties[setting.name]["pattern"] == expected, (schema, setting.name)
                 assert properties[setting.name]["maxLength"] == setting.text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
@@ -30,13 +31,21 @@ def js_strings(html: str) -> dict[str, str]:
     [
         ("de-DE,de;q=0.9,en;q=0.8", "de"),
         ("es-MX,es;q=0.9", "es"),
-        ("fr-FR,fr;q=0.9,es;q=0.5", "es"),
-        ("fr-FR", "en"),
+        ("fr-FR,fr;q=0.9,es;q=0.5", "fr"),
+        ("it-IT,it;q=0.9", "it"),
+        ("pt-BR,pt;q=0.9,en;q=0.5", "pt"),
+        ("nl-BE,nl;q=0.9", "nl"),
+        ("pl-PL", "pl"),
+        ("ja-JP,ja;q=0.9,en-US;q=0.8", "ja"),
+        ("ar-EG,ar;q=0.9", "ar"),
+        ("sv-SE,ko;q=0.9,ja;q=0.5", "ja"),
+        ("sv-SE", "en"),
         ("", "en"),
     ],
 )
 def test_language_from_accept_language(visitor: Any, header: str, expected: str) -> None:
-    """The best match of Accept-Language among en, de, es sets <html lang>; English else."""
+    """The best match of Accept-Language among the ten languages sets <html lang>; English
+    else."""
     reply = visitor.client.get("/", headers={"Accept-Language": header} if header else {})
     assert lang_of(reply.get_data(as_text=True)) == expected
     assert "Accept-Language" in reply.headers["Vary"]
@@ -182,3 +191,72 @@ def test_waits_are_written_for_the_locale(
         assert wait_words(Estimate(270.0, 90.0)) == ranged
         assert wait_words(Estimate(7200.0, 0.0)) == single
         assert format_timedelta(60) == retry
+
+
+@pytest.mark.parametrize(
+    ("header", "start", "words"),
+    [
+        ("ar", '<html lang="ar" dir="rtl" data-locale="ar">', "لا يوجد شيء على هذا العنوان"),
+        ("ar-EG,ar;q=0.9", '<html lang="ar" dir="rtl" data-locale="ar-EG-u-nu-latn">', "لا يوجد"),
+        ("ja-JP", '<html lang="ja" dir="ltr" data-locale="ja-JP">', "このアドレスには何も"),
+        ("fr", '<html lang="fr" dir="ltr" data-locale="fr">', "Il n'y a rien à cette adresse"),
+        ("en", '<html lang="en" dir="ltr" data-locale="en">', "Nothing lives at this address"),
+    ],
+)
+def test_direction_and_digits_follow_the_language(
+    visitor: Any, header: str, start: str, words: str
+) -> None:
+    """Arabic pages read right to left (<html dir="rtl">); where a browser would write other
+    digits (Egypt's ٣), the scripts are asked for the Latin ones Babel writes on the server."""
+    page = visitor.client.get("/no-such-page", headers={"Accept-Language": header})
+    text = page.get_data(as_text=True)
+    assert start in text
+    assert words in html.unescape(text)
+
+
+def test_the_picker_offers_every_language_in_its_own_words(visitor: Any) -> None:
+    """Each of the ten languages is an option of the picker, named as its readers name it."""
+    text = visitor.client.get("/").get_data(as_text=True)
+    for code, name in [("fr", "Français"), ("pl", "Polski"), ("ja", "日本語"), ("ar", "العربية")]:
+        assert f'<option value="{code}" lang="{code}">{name}</option>' in text
+    assert len(re.findall(r'<option value="[a-z]+" lang=', text)) == 10
+
+
+@pytest.mark.parametrize(
+    ("lang", "forms"),
+    [
+        ("en", {"one": "%(num)s new message", "other": "%(num)s new messages"}),
+        (
+            "pl",
+            {
+                "one": "%(num)s nowa wiadomość",
+                "few": "%(num)s nowe wiadomości",
+                "many": "%(num)s nowych wiadomości",
+            },
+        ),
+        (
+            "ar",
+            {
+                "zero": "لا رسائل جديدة",
+                "one": "رسالة جديدة واحدة",
+                "two": "رسالتان جديدتان",
+                "few": "%(num)s رسائل جديدة",
+                "many": "%(num)s رسالة جديدة",
+                "other": "%(num)s رسالة جديدة",
+            },
+        ),
+        ("ja", {"other": "新着メッセージ%(num)s件"}),
+    ],
+)
+def test_the_scripts_get_every_plural_form(visitor: Any, lang: str, forms: dict[str, str]) -> None:
+    """A plural reaches the scripts once per plural category of the language (the names
+    Intl.PluralRules gives shared.js), each the catalogue's form for such a number."""
+    page = visitor.client.get("/no-such-page", headers={"Accept-Language": lang})
+    strings = js_strings(page.get_data(as_text=True))
+    given = {
+        key.removeprefix("new_messages_"): value
+        for key, value in strings.items()
+        if key.startswith("new_messages_")
+    }
+    assert {category: given[category] for category in forms} == forms
+    assert set(given) - set(forms) <= {"other"}  # Polish has "other" for fractions only

@@ -98,10 +98,11 @@ def test_the_collector_reads_every_room_on_redis_and_cluster(db: Any, keys: Any)
         rooms.configure(name, {"capacity": capacity})
         for _ in range(2):
             rooms.join(name)
-    figures = [
-        (f.name, f.capacity, f.taken, f.waiting) for f in RoomCollector(Reports(rooms)).figures()
-    ]
+    collector = RoomCollector(Reports(rooms))
+    figures = [(f.name, f.capacity, f.taken, f.waiting) for f in collector.figures()]
     assert figures == [("a", 1, 1, 1), ("b", 2, 2, 0), ("c", 3, 2, 0)]
+    families = {family.name: family for family in collector.collect()}
+    assert families["waitingroom_redis_script_calls"].samples  # every node's, on a cluster
 
 
 def test_a_deleted_room_is_not_reported(app: Flask, engine: Any, r: redis.Redis) -> None:
@@ -169,3 +170,93 @@ def test_websocket_handshakes_are_counted_not_timed(app: Flask, make_room: Any) 
     found = scrape(app)
     assert value(found, "waitingroom_websocket_handshakes_total") == 1
     assert not any(dict(labels).get("endpoint") == "ws.room_socket" for _, labels in found)
+
+
+def test_refused_joins_and_puzzles_are_counted(app: Flask, make_room: Any) -> None:
+    """Each refused join counts once under its reason and status; a puzzle handed out
+    and one solved are counted with their work."""
+    from building import solved
+
+    make_room("shut", capacity=1, status="closed")
+    make_room("quiz", capacity=5, challenge="on", challenge_cost=100)
+    client = app.test_client()
+    assert client.post("/api/rooms/shut/join").status_code == 409
+    asked = client.post("/api/rooms/quiz/join")
+    assert asked.status_code == 403
+    payload = solved(asked.get_json()["challenge"])
+    assert client.post("/api/rooms/quiz/join", json={"altcha": payload}).status_code == 200
+    assert client.post("/api/rooms/nowhere/join").status_code == 404  # no room: no count
+
+    found = scrape(app)
+    refused = "waitingroom_room_refused_total"
+    assert value(found, refused, room="shut", reason="closed", code="409") == 1
+    assert value(found, refused, room="quiz", reason="puzzle", code="403") == 1
+    assert value(found, refused, room="quiz", reason="closed", code="409") == 0
+    assert not any(dict(labels).get("room") == "nowhere" for _, labels in found)
+    assert value(found, "waitingroom_puzzle_cost_count", room="quiz") == 1
+    assert value(found, "waitingroom_puzzle_cost_sum", room="quiz") == 100
+    assert value(found, "waitingroom_puzzle_solved_tries_count", room="quiz") == 1
+    assert value(found, "waitingroom_puzzle_solved_tries_sum", room="quiz") <= 100
+
+
+def test_estimates_are_scored_at_admission(app: Flask, visits: Any, clock: Any) -> None:
+    """An admission from the line scores the wait told at the join: its error, and
+    whether the actual wait fell in the range told."""
+    visits.configure("hall", {"capacity": 1, "typical_stay_seconds": 60})
+    first = visits.join("hall", identity="a")
+    second = visits.join("hall", identity="b")
+    assert second.ticket.position == 1
+    for step in (20, 20, 10):  # b checks in while it waits
+        clock.advance(step)
+        visits.rooms.check_in("hall", second.ticket.token)
+    visits.end("hall", first.ticket.token)  # b is offered the seat after 50 s
+    assert visits.rooms.check_in("hall", second.ticket.token).state == "admitted"
+    found = scrape(app)
+    assert value(found, "waitingroom_room_estimate_error_seconds_count", room="hall") == 1
+    told = visits.rooms.client.xrange(visits.rooms.keys.room("hall").accuracy)[0][1]
+    wait, low, high = (float(x) for x in told["predicted"].split(","))
+    error = value(found, "waitingroom_room_estimate_error_seconds_sum", room="hall")
+    assert error == pytest.approx(abs(wait - 50))
+    inside = value(found, "waitingroom_room_estimates_in_range_total", room="hall")
+    assert inside == (1 if low <= 50 <= high else 0)
+
+
+def test_mail_outbox_gate_and_redis_figures(app: Flask, make_room: Any, r: redis.Redis) -> None:
+    """The mail outbox's depth (unread and pending to the mailer's group), its notices
+    by state, the gate's answers, and Redis's own script time."""
+    make_room("hall", capacity=1)
+    keys = app.extensions["services"].keys
+    outbox = keys.room("hall").outbox
+    for i in range(3):
+        r.xadd(outbox, {"entry": f"e{i}", "kind": "offered"})
+    assert value(scrape(app), "waitingroom_mail_outbox_depth", room="hall") == 3  # no group
+    r.xgroup_create(outbox, "mailer", id="0")
+    (_, [(taken, _)]), *_ = r.xreadgroup("mailer", "w1", {outbox: ">"}, count=1)
+    r.xack(outbox, "mailer", taken)  # one done, none pending, two unread
+    r.hset(keys.deliveries("hall"), mapping={"#sent": 1, "#failed": 2})
+    before = r.info("stats")["total_error_replies"]
+    app.test_client().get("/gate/hall")  # no pass: refused
+    found = scrape(app)
+    assert r.info("stats")["total_error_replies"] == before  # the scrape made no error
+    assert value(found, "waitingroom_mail_outbox_depth", room="hall") == 2
+    assert value(found, "waitingroom_mail_notices", room="hall", state="failed") == 2
+    assert value(found, "waitingroom_mail_notices", room="hall", state="retry") == 0
+    assert value(found, "waitingroom_gate_checks_total", result="refused") == 1
+    assert value(found, "waitingroom_gate_checks_total", result="fresh") == 0
+    assert value(found, "waitingroom_redis_script_calls_total", command="evalsha") > 0
+    assert value(found, "waitingroom_redis_script_seconds_total", command="evalsha") > 0
+    assert value(found, "waitingroom_pass_revocations") == 0
+
+
+def test_an_outage_is_counted(app: Flask, monkeypatch: Any) -> None:
+    """A request Redis failed (answered 503) counts in redis_errors_total."""
+
+    def unreachable(room: str) -> None:
+        raise redis.ConnectionError("Redis is down")
+
+    assert value(scrape(app), "waitingroom_redis_errors_total") == 0
+    reports = app.extensions["services"].reports
+    monkeypatch.setattr(reports, "summary", unreachable)
+    assert app.test_client().get("/api/rooms/hall/qsize").status_code == 503
+    monkeypatch.undo()
+    assert value(scrape(app), "waitingroom_redis_errors_total") == 1

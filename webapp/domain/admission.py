@@ -16,12 +16,15 @@ The order, for every kind of join:
    they hold it already, from any device); a bad token is ``IdentityInvalid``, none
    where the room requires one ``IdentityRequired`` (401).
 3. **The limits** (``JoinLimits``): the client's address and network, and a waitlist's
-   sign-ups per address; beyond one, ``Throttled`` (429).
+   sign-ups per address; beyond one, ``Throttled`` (429). A live room's join is
+   counted by the engine's own script call (step 5: one round trip), unless a puzzle
+   stands between: then they are counted first, so a throttled client solves nothing.
 4. **The puzzle** (``Challenges``), when the room asks for one: a missing, wrong,
    expired or used solution is ``PuzzleRequired`` with a fresh challenge. Then, for a
    join into a drop's pre-queue, **its caps**: the most entries one address and one
    network make over the pre-queue's whole length (``PrequeueCapped``, a 429 until the
-   start), so a lottery place is not bought by joining often.
+   start), so a lottery place is not bought by joining often (taken before the limits
+   the engine counts, given back if those refuse).
 5. **The engine**: the live room's line (``Visits.join``) or the waitlist
    (``Waitlists.join``), whose own refusals (closed, sold out, admission control, a bad
    email) are raised as they are.
@@ -42,9 +45,10 @@ from webapp.domain.challenge import Challenges
 from webapp.domain.emails import normalise_email
 from webapp.domain.entries import Entry
 from webapp.domain.identity import Customer, Identities, IdentityRequired
-from webapp.domain.join_limits import JoinLimits, Limit, network_of
+from webapp.domain.join_limits import NO_LIMITS, Counting, JoinLimits, Limit, network_of
+from webapp.domain.join_refusals import JoinRefusals, reason_of
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.refusals import JoinRefused, KnownAddress
+from webapp.domain.refusals import InvalidInput, JoinRefused, KnownAddress
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import LIVE
@@ -160,6 +164,7 @@ class Admission:
         policy: JoinPolicy,
         identities: Identities,
         clock: Callable[[], float],
+        refusals: JoinRefusals | None = None,
     ) -> None:
         self.lobby = lobby
         self.reports = reports
@@ -171,6 +176,7 @@ class Admission:
         self.identities = identities
         self.drops = visits.drops
         self.clock = clock
+        self.refusals = refusals  # counts each refused join by reason (None: uncounted)
         self._no_seat: dict[str, float] = {}  # room -> until when it was found full
 
     def join(self, request: JoinRequest) -> Outcome:
@@ -185,12 +191,21 @@ class Admission:
                 outcome = self._join_live(request, settings, taken)
         except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up is
             raise
-        except Exception:
+        except Exception as error:
             taken.give_back()
+            self._refused(request, reason_of(error))
             raise
         if isinstance(outcome, PuzzleRequired | NoSeat):
             taken.give_back()
+        if isinstance(outcome, PuzzleRequired):
+            self._refused(request, "puzzle")
         return outcome
+
+    def _refused(self, request: JoinRequest, reason: str | None) -> None:
+        # the gate's seat-only join refuses nobody: its visitor goes on to the waiting
+        # page, whose join is the one counted
+        if self.refusals is not None and reason is not None and not request.seat_only:
+            self.refusals.count(request.room, reason, self.clock())
 
     def _join_live(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         room = request.room
@@ -198,7 +213,13 @@ class Admission:
             return NoSeat()  # found full a moment ago: no join tried, nothing counted
         if self._holds_live(room, request.held):
             return Rejoined(str(request.held))
-        if request.identity and self.reports.holds(room, request.identity):
+        puzzle = self.challenges.needed(room, settings)
+        prequeue = self.drops.in_prequeue(room, settings, self.clock())
+        # A re-join passes what comes before the engine (the customer's token, the
+        # puzzle, the pre-queue's caps) untouched; with nothing there, the engine's own
+        # re-join (its identity's live ticket, checked in, uncounted) is the same.
+        ahead_of_engine = puzzle or prequeue or settings.identity != "off"
+        if ahead_of_engine and request.identity and self.reports.holds(room, request.identity):
             return Joined(self._engine(request))  # its own place, checked in
         customer = self._customer(room, settings, request)
         if customer is not None:  # one place per customer: theirs, from any device
@@ -206,35 +227,42 @@ class Admission:
             request = replace(request, identity=customer.identity)
             if self.reports.holds(room, customer.identity):
                 return Joined(self._engine(request))
-        network = self._count(request, waitlist=False, taken=taken)
-        if not self._solved(room, settings, request):
-            return PuzzleRequired(self.challenge(room, settings))
+        limits = self._limits(request, waitlist=False)
+        counting = self.join_limits.counting(room, limits, self.clock())
+        if puzzle:  # counted first, so a throttled client solves nothing
+            self._count(request, limits, taken)
+            counting = NO_LIMITS
+            if not self.challenges.redeem(room, request.solution):
+                return PuzzleRequired(self.challenge(room, settings))
         if request.seat_only:
-            return self._seat(request, settings)
-        if customer is None and self.drops.in_prequeue(room, settings, self.clock()):
+            return self._seat(request, settings, counting, prequeue)
+        if customer is None and prequeue:
             # the pre-queue's caps (a customer holds one place, whatever its address)
             entry = self.drops.take_prequeue_entry(
-                room, settings, request.address, network, self.clock()
+                room, settings, request.address, network_of(request.address), self.clock()
             )
             taken.add(lambda: self.drops.give_back_prequeue_entry(entry))
-        return Joined(self._engine(request))
+        # otherwise the limits are counted by the join's own script call, or the join
+        # refused (Throttled) and counted nowhere
+        return Joined(self._engine(request, counting))
 
-    def _seat(self, request: JoinRequest, settings: RoomSettings) -> Outcome:
+    def _seat(
+        self, request: JoinRequest, settings: RoomSettings, counting: Counting, prequeue: bool
+    ) -> Outcome:
         """A seat at once, or NoSeat (remembered a moment, so a crowd at a full room's
         gate costs no join each); never a place in line or in a drop's pre-queue."""
-        now = self.clock()
-        if not self.drops.in_prequeue(request.room, settings, now):
+        if not prequeue:
             try:
-                return Joined(self._engine(request))
+                return Joined(self._engine(request, counting))
             except JoinRefused:
                 pass
         if len(self._no_seat) > NO_SEAT_ROOMS:  # made-up room names never get this far
             self._no_seat.clear()
-        self._no_seat[request.room] = now + NO_SEAT_MEMORY
+        self._no_seat[request.room] = self.clock() + NO_SEAT_MEMORY
         return NoSeat()
 
     def _sign_up(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
-        self._count(request, waitlist=True, taken=taken)
+        self._count(request, self._limits(request, waitlist=True), taken)
         # a browser that signed up here already solves no puzzle again
         if not request.held and not self._solved(request.room, settings, request):
             return PuzzleRequired(self.challenge(request.room, settings))
@@ -250,19 +278,23 @@ class Admission:
             )
         )
 
-    def _count(self, request: JoinRequest, waitlist: bool, taken: Taken) -> str:
-        """Counts the join under its limits (Throttled beyond one); its network."""
-        network = network_of(request.address)
+    def _limits(self, request: JoinRequest, waitlist: bool) -> list[Limit]:
+        """The limits a join is under: its address's and its network's, and a
+        waitlist's sign-ups per address."""
         policy = self.policy
         limits = [
             Limit("join-address", request.address, *policy.per_address),
-            Limit("join-network", network, *policy.per_network),
+            Limit("join-network", network_of(request.address), *policy.per_network),
         ]
         if waitlist:
             limits.append(Limit("signup-address", request.address, *policy.signups_per_address))
-        counted = self.join_limits.hit(limits, network, self.clock())
+        return limits
+
+    def _count(self, request: JoinRequest, limits: list[Limit], taken: Taken) -> None:
+        """Counts the join under ``limits`` now, before what may refuse it yet (Throttled
+        beyond one); given back if it is refused."""
+        counted = self.join_limits.hit(request.room, limits, self.clock())
         taken.add(lambda: self.join_limits.give_back(counted))
-        return network
 
     def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:
         """A fresh puzzle of the room, at its cost now (under auto: the busier, the more)."""
@@ -292,15 +324,23 @@ class Admission:
             return True
         return self.challenges.redeem(room, request.solution)
 
-    def _engine(self, request: JoinRequest) -> Standing:
+    def _engine(self, request: JoinRequest, limits: Counting = NO_LIMITS) -> Standing:
         # an optional email to be told at when a seat is offered (the visitor must still
         # check in to keep the place); InvalidInput for one that is not an address
-        email = normalise_email(request.email).address if request.email else ""
+        try:
+            email = normalise_email(request.email).address if request.email else ""
+        except InvalidInput:
+            if limits.keys:  # the limits refuse first, as everywhere; nothing is counted
+                self.join_limits.give_back(
+                    self.join_limits.hit(request.room, limits.limits, limits.now_ms / 1000)
+                )
+            raise
         return self.visits.join(
             request.room,
             identity=request.identity,
             name=request.name,
             email=email,
             lang=request.lang if email else "",
+            limits=limits,
             seat_only=request.seat_only,
         )

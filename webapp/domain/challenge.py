@@ -39,7 +39,7 @@ import hmac
 import json
 import secrets
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from altcha import Payload, create_challenge, verify_solution
 
@@ -56,9 +56,25 @@ ITERATIONS: Final = 2_000
 AUTO_MOST = 16  # under auto, the work asked at most, in times the room's challenge_cost
 
 
+class PuzzleTally(Protocol):
+    """Who hears of puzzles made and solved (``webapp.metrics``; the domain imports no
+    metrics library)."""
+
+    def puzzle_issued(self, room: str, cost: int) -> None: ...
+
+    def puzzle_solved(self, room: str, tries: int) -> None: ...
+
+
 class Challenges:
-    def __init__(self, client: Any, keys: Keys, secret: str | bytes, clock: Callable[[], float]):
-        self.client, self.keys, self.clock = client, keys, clock
+    def __init__(
+        self,
+        client: Any,
+        keys: Keys,
+        secret: str | bytes,
+        clock: Callable[[], float],
+        tally: PuzzleTally | None = None,
+    ):
+        self.client, self.keys, self.clock, self.tally = client, keys, clock, tally
         raw = secret.encode() if isinstance(secret, str) else secret
         # Keys of their own: a challenge's signatures say nothing about the app's secret
         self._key = hmac.new(raw, b"webapp.altcha", hashlib.sha256).hexdigest()
@@ -103,6 +119,8 @@ class Challenges:
             hmac_secret=self._key,
             hmac_key_secret=self._solution_key,
         )
+        if self.tally is not None:
+            self.tally.puzzle_issued(room, cost)
         return {**made.to_dict(), "maxnumber": cost}
 
     def redeem(self, room: str, payload: object) -> bool:
@@ -125,7 +143,10 @@ class Challenges:
         if data.get("room") != room or not isinstance(expires, int) or expires <= now:
             return False
         key = self.keys.challenge_used(room, str(solution.challenge.signature)[:128])
-        return bool(self.client.set(key, "1", nx=True, ex=max(int(expires - now) + 1, 1)))
+        fresh = bool(self.client.set(key, "1", nx=True, ex=max(int(expires - now) + 1, 1)))
+        if fresh and self.tally is not None:  # the counter found: the tries it took, at most
+            self.tally.puzzle_solved(room, int(getattr(solution.solution, "counter", 0) or 0))
+        return fresh
 
 
 def _decoded(payload: object) -> dict[str, Any] | None:

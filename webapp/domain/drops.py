@@ -313,6 +313,11 @@ class Drops:
             starts_at=int(float(starts)) if starts else None,
         )
 
+    def sold_out_at(self, room: str) -> float | None:
+        """When the stock last ran out (drop_stock.lua), if it did."""
+        at = self.client.hget(self.keys.drop(room).drop, "sold_out_at")
+        return None if at is None else float(at)
+
     def state(self, room: str) -> str:
         """The draw's state: '' (none), committed, placing (the start is placing the
         pre-queue) or drawn."""

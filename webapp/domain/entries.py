@@ -139,7 +139,7 @@ class OutboxMessage(NamedTuple):
     email: str
     name: str
     at: float
-    lang: str = "en"  # the entry's language (en, de, es), for the mailer's templates
+    lang: str = "en"  # the entry's language (waitlist.LANGUAGES), for the mailer's templates
     until: float = 0  # admitted: the claim deadline the link carries
     nth: int = 1  # confirm: the 2nd or 3rd, sent when an unconfirmed entry signs up again
 

@@ -11,11 +11,16 @@ more), while a key costs at most ``BUCKETS + 1`` hash fields, not one entry per 
 join may be refused up to one bucket early: the price of that bound.
 
 Every limit a join is under (its address, its network, a waitlist's sign-ups per
-address) is checked and counted in ``join_limits.lua`` at once: flask-limiter spent one
+address) is checked and counted at once, with the join itself: the room's join script
+(``room_join.lua``) takes the limits a ``Counting`` describes and refuses the join,
+counting it nowhere, if one is reached; a join the engine refuses counts nowhere either,
+as nothing is written until all passed. Where something must come between the count
+and the join (a waitlist's sign-up, a room's puzzle: a throttled client solves nothing),
+``join_limits.lua`` counts first and ``give_back`` undoes it. flask-limiter spent one
 script call per limit and about three times a join's own CPU on its bookkeeping
-(docs/performance.md). A refused join counts against nothing. The counters of an address
-and of its network share one hash tag (the network's), so the script runs on Redis
-Cluster.
+(docs/performance.md); issue 25's own script was a second round trip per join. The
+counters live under the room's hash tag (``Keys.join_limit``), so each room counts its
+joins apart: the limits are against floods of one room (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -94,31 +99,62 @@ class Counted(NamedTuple):
     buckets: tuple[int, ...]
 
 
+class Counting(NamedTuple):
+    """One join's limits as a script takes them (``join_limits_lib.lua``): a key per
+    limit, and the arguments: how many, the buckets a window, then per limit its amount,
+    current bucket and bucket length in ms. ``read_limits`` there reads them."""
+
+    limits: tuple[Limit, ...]
+    keys: tuple[str, ...]
+    args: tuple[int, ...]
+    now_ms: int
+
+    @property
+    def counted(self) -> Counted:
+        """Where the join is counted once it passed."""
+        return Counted(self.keys, self.args[3::3])
+
+    def refusal(self, reply: Sequence[Any]) -> Throttled:
+        """The refusal a script's ``{n, c(k-b), ..., c(k)}`` means: the n-th limit (1-based)
+        with its buckets' counts, oldest first."""
+        refused, *buckets = (int(n) for n in reply)
+        limit = self.limits[refused - 1]
+        size = bucket_ms(limit.window)
+        return Throttled(limit.scope, retry_after(limit.amount, buckets, self.now_ms, size))
+
+
+NO_LIMITS = Counting((), (), (0,), 0)
+
+
 class JoinLimits:
     def __init__(self, client: Any, keys: Keys, scripts: Scripts) -> None:
         self.client, self.keys = client, keys
         self._script = scripts["join_limits"]
         self._give_back = scripts["join_limits_give_back"]
 
-    def hit(self, limits: Sequence[Limit], network: str, now: float) -> Counted:
-        """Counts one join under every limit, or none and raises Throttled (the first
-        limit refused, in the order given). Returns where it was counted."""
+    def counting(self, room: str, limits: Sequence[Limit], now: float) -> Counting:
+        """``limits`` of a join of ``room`` now, as its script counts them."""
         if not limits:
-            return Counted((), ())
-        keys: list[str] = []
-        args: list[int] = []
+            return NO_LIMITS
         now_ms = int(now * 1000)
+        keys: list[str] = []
+        args: list[int] = [len(limits), BUCKETS]
         for limit in limits:
             size = bucket_ms(limit.window)
-            keys.append(self.keys.join_limit(network, limit.scope, limit.who, limit.window))
+            keys.append(self.keys.join_limit(room, limit.scope, limit.who, limit.window))
             args += [limit.amount, now_ms // size, size]
-        reply = self._script(keys={"limits": keys}, args=[BUCKETS, *args])
-        refused, *buckets = (int(n) for n in reply)
-        if refused:
-            limit = limits[refused - 1]
-            wait = retry_after(limit.amount, buckets, now_ms, bucket_ms(limit.window))
-            raise Throttled(limit.scope, wait)
-        return Counted(tuple(keys), tuple(args[1::3]))
+        return Counting(tuple(limits), tuple(keys), tuple(args), now_ms)
+
+    def hit(self, room: str, limits: Sequence[Limit], now: float) -> Counted:
+        """Counts one join of ``room`` under every limit, or none and raises Throttled
+        (the first limit refused, in the order given). Returns where it was counted."""
+        counting = self.counting(room, limits, now)
+        if not counting.keys:
+            return counting.counted
+        reply = self._script(keys={"limits": counting.keys}, args=list(counting.args))
+        if int(reply[0]):
+            raise counting.refusal(reply)
+        return counting.counted
 
     def give_back(self, counted: Counted) -> None:
         """A join counted by ``hit`` was refused after all: it counts nowhere."""

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from webapp.domain import estimate, pace
 from webapp.domain.announcer import Announcer
+from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     JoinRefused,
@@ -197,18 +198,24 @@ class Lobby:
         name: str = "",
         email: str = "",
         lang: str = "",
+        limits: Counting = NO_LIMITS,
         seat_only: bool = False,
     ) -> Standing:
         """``email`` (normalised) and ``lang``: told by email when a seat is offered.
+        ``limits``: counted by the join's own script (``WaitingRooms.join``).
         ``seat_only``: a seat at once or nothing (JoinRefused), never a place in line."""
         for _ in range(JOIN_TRIES - 1):
             try:
-                return self._join(room, identity, name, email=email, lang=lang, seat_only=seat_only)
+                return self._join(
+                    room, identity, name, email=email, lang=lang, limits=limits,
+                    seat_only=seat_only,
+                )  # fmt: skip
             except SettingsChanged:
                 self.forget(room)
         return self._join(
-            room, identity, name, checked=False, email=email, lang=lang, seat_only=seat_only
-        )
+            room, identity, name, checked=False, email=email, lang=lang, limits=limits,
+            seat_only=seat_only,
+        )  # fmt: skip
 
     def _join(
         self,
@@ -218,6 +225,7 @@ class Lobby:
         checked: bool = True,
         email: str = "",
         lang: str = "",
+        limits: Counting = NO_LIMITS,
         seat_only: bool = False,
     ) -> Standing:
         cached = self._room(room)
@@ -237,15 +245,16 @@ class Lobby:
                 version=version,
                 email=email,
                 lang=lang,
+                limits=limits,
             )
         except JoinRefused as refused:
             if seat_only:  # no seat free: nobody asked to wait, so no retry to work out
                 raise
             # How many must leave the line before a join passes, and how long that takes.
-            limits = [max_ahead] if max_ahead is not None else []
+            most = [max_ahead] if max_ahead is not None else []
             if settings is not None and settings.max_line_length is not None:
-                limits.append(settings.max_line_length - 1)
-            excess = refused.waiting - min(limits, default=refused.waiting - 1)
+                most.append(settings.max_line_length - 1)
+            excess = refused.waiting - min(most, default=refused.waiting - 1)
             if rates is None:
                 rates = self.rates(room, self.now())
             refused.retry_after = estimate.retry_after(rates, excess)

@@ -342,6 +342,30 @@ class Reports:
         out["minute"] = [float(m * 60) for m in span]
         return out
 
+    def minutes(self, room: str) -> dict[int, dict[str, float]]:
+        """Everything the history keeps (a day of minutes): minute -> figure -> value
+        (counts, and the sampled line, seats and stock), for a room's report."""
+        out: dict[int, dict[str, float]] = {}
+        for field, value in texts(self.client.hgetall(self._keys(room).history)).items():
+            minute, _, figure = field.partition(":")
+            if minute.isdigit() and figure:
+                out.setdefault(int(minute), {})[figure] = float(value)
+        return out
+
+    def waits(self, room: str, now: float, window: float) -> list[tuple[float, float]]:
+        """(admitted at, wait) of the admissions from the line in the last ``window`` s
+        (the accuracy stream's newest 5,000), oldest first."""
+        since_ms = int((now - window) * 1000)
+        out = []
+        for _id, fields in self.client.xrange(self._keys(room).accuracy, min=since_ms):
+            try:
+                at, actual = float(fields["at"]), float(fields["actual"])
+            except (KeyError, ValueError):
+                continue
+            if at >= now - window:
+                out.append((at, actual))
+        return out
+
     def accuracy(self, room: str, now: float, window: float) -> Accuracy:
         """Predicted against actual waits of the admissions in the last ``window`` s."""
         keys = self._keys(room)

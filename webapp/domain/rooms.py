@@ -20,6 +20,7 @@ import orjson
 
 from webapp.domain.clock import Clock, clock_of
 from webapp.domain.draw import commitment_of
+from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.refusals import (
     GONE_REASONS,
     DrawPending,
@@ -53,11 +54,11 @@ from webapp.domain.tickets import (
     ticket_reply,
     valid_room_name,
 )
-from webapp.redis.coalesce import Coalescer
+from webapp.redis.coalesce import Coalescer, WriteBehind
 from webapp.redis.keys import Keys, RoomKeys
 from webapp.redis.replies import text as _text
 from webapp.redis.replies import texts
-from webapp.redis.scripts import Scripts
+from webapp.redis.scripts import KeyMap, Scripts
 
 __all__ = [
     "GONE_REASONS",
@@ -119,10 +120,12 @@ class WaitingRooms:
         self._check_ins: Coalescer[str, str, Ticket] | None = None
         self._joins: Coalescer[str, Joiner, Ticket] | None = None
         self._predictions: Coalescer[str, tuple[str, str], int] | None = None
+        self._later: WriteBehind[str, tuple[str, str]] | None = None
         if coalesce is not None:
             self._check_ins = Coalescer(self.check_in_many, wait=coalesce)
             self._joins = Coalescer(self.join_many, wait=coalesce)
             self._predictions = Coalescer(self.predict_many, wait=coalesce)
+            self._later = WriteBehind(self.predict_many)
 
     def _now(self) -> str:
         return self.clock.for_scripts()
@@ -132,14 +135,12 @@ class WaitingRooms:
         TIME), the sweep interval ('' = none runs), the upkeep batch size."""
         return [self._now(), self._every, self.batch]
 
-    def _run(
-        self, script: str, room: str, *args: Any, more_keys: Mapping[str, str] | None = None
-    ) -> Any:
+    def _run(self, script: str, room: str, *args: Any, more_keys: KeyMap | None = None) -> Any:
         """Runs a room script with every key of the room by name (its own, its drop's,
         its waitlist's: the script takes those it declares) and ``more_keys``."""
         if not valid_room_name(room):
             raise RoomNotFound(f"no room named {room[:80]!r}")
-        keys = _room_keys(self.keys, room)
+        keys: KeyMap = _room_keys(self.keys, room)
         if more_keys:
             keys = {**keys, **more_keys}
         return self.scripts[script](keys=keys, args=[*self.argv_header(), *args])
@@ -227,6 +228,7 @@ class WaitingRooms:
         version: int | None = None,
         email: str = "",
         lang: str = "",
+        limits: Counting = NO_LIMITS,
     ) -> Ticket:
         """Admits the visitor, or puts them at the back of the line.
 
@@ -235,7 +237,9 @@ class WaitingRooms:
         ``version``: the settings version ``max_ahead`` was worked out from; if the
         settings changed since, nothing is done and SettingsChanged is raised.
         ``email`` (normalised by the caller) and ``lang``: told by the outbox (an email)
-        when a seat is offered to this ticket.
+        when a seat is offered to this ticket. ``limits``: the join's limits
+        (``JoinLimits.counting``), counted in the same call if it takes a new place,
+        else Throttled and counted nowhere; a re-join is under none.
         """
         token, code = new_ticket()
         joiner = (
@@ -247,6 +251,7 @@ class WaitingRooms:
             email,
             lang if email else "",
             code,
+            limits,
         )
         if self._joins is not None:
             return self._joins(room, joiner)
@@ -260,14 +265,23 @@ class WaitingRooms:
         ticket, or the refusal ``join`` would raise for it. A scheduled drop whose start
         is owed begins it first (``drop_start.lua``: its first slice; the sweep carries
         it on), then those joiners join again, behind the whole pre-queue."""
-        replies = self._run("room_join", room, *(a for j in joiners for a in j))
-        outcomes = [self._outcome(reply, room) for reply in replies]
+
+        def run(batch: Sequence[Joiner]) -> list[Ticket | Exception]:
+            limits = [key for j in batch for key in j[-1].keys]
+            args = (a for j in batch for a in (*j[:-1], *j[-1].args))
+            replies = self._run("room_join", room, *args, more_keys={"limits": limits})
+            return [
+                j[-1].refusal(reply[1:]) if _text(reply[0]) == "throttled" else
+                self._outcome(reply, room)
+                for j, reply in zip(batch, replies, strict=True)
+            ]  # fmt: skip
+
+        outcomes = run(joiners)
         owed = [i for i, outcome in enumerate(outcomes) if isinstance(outcome, DropDue)]
         if owed:
             self._run("drop_start", room, secrets.token_hex(32), "")
-            again = self._run("room_join", room, *(a for i in owed for a in joiners[i]))
-            for i, reply in zip(owed, again, strict=True):
-                outcomes[i] = self._outcome(reply, room)
+            for i, outcome in zip(owed, run([joiners[i] for i in owed]), strict=True):
+                outcomes[i] = outcome
         return outcomes
 
     def check_in(self, room: str, token: str) -> Ticket:
@@ -287,6 +301,17 @@ class WaitingRooms:
             return self._ticket(reply, room)
         except (RoomError, SettingsChanged, DropDue) as refusal:
             return refusal
+
+    def renew(self, room: str, token: str, jti: str, presented: str) -> tuple[Ticket, str] | None:
+        """A site room's seat renewed by the pass ``presented`` (its jti): it becomes the
+        pass ``jti`` and the ticket checks in, in one call (``room_renew.lua``). None if
+        ``presented`` is not the seat's last pass (a copy another holder renewed first:
+        nothing changed); else the ticket and its identity ('' = none). Raises as a
+        check-in does for a ticket that ended."""
+        ticket, identity = self._run("room_renew", room, token, jti, presented)
+        if _text(ticket[0]) == "copied":
+            return None
+        return self._ticket(ticket, room), _text(identity)
 
     def leave(self, room: str, token: str, why: str = "left", who: str = "") -> Ticket:
         """Ends the ticket (idempotent); ``why`` removed with ``who``: an admin did."""
@@ -334,6 +359,16 @@ class WaitingRooms:
             self._predictions(room, prediction)
         else:
             self.predict_many(room, [prediction])
+
+    def predict_later(self, room: str, token: str, wait: float, low: float, high: float) -> None:
+        """``predict``, written after the caller goes on (with ``coalesce``: by a thread
+        of the process, batched with the others made meanwhile), so a join answers after
+        one round trip, its own script's. A ticket admitted before it is written (a few
+        milliseconds) keeps no prediction: the accuracy figures skip it."""
+        if self._later is None:
+            self.predict(room, token, wait, low, high)
+        else:
+            self._later(room, (token, f"{wait:.1f},{low:.1f},{high:.1f}"))
 
     def predict_many(self, room: str, predictions: Sequence[tuple[str, str]]) -> list[int]:
         """Several ``predict`` of one room in one script call: (token, "wait,low,high")

@@ -3,7 +3,8 @@
 - **One holder per pass.** Each seat remembers the pass it handed out last
   (``pass_issue.lua``). The ticket's holder (the room's page, the API, which hold the
   ticket itself) may always be handed a new one; a renewal at the gate, which has only
-  the pass, rotates it only if it is that last one. So a copied pass works for one
+  the pass, rotates it only if it is that last one (``room_renew.lua``: with the seat's
+  check-in, one call). So a copied pass works for one
   holder past the next renewal, however many copies exist: the first to renew gets the
   new pass, every other copy a 401.
 - **Revocation within a second, on every process.** A fresh pass is checked without
@@ -53,16 +54,17 @@ class SeatPasses:
         uid = customer_of(identity)
         return self.passes.issue(room, token, renew_seconds, now, jti, uid)
 
-    def rotate(self, room: str, held: Pass, renew_seconds: int, now: float) -> str | None:
-        """The next pass for ``held``, presented for renewal: None if ``held`` is not the
-        last pass the seat handed out (a copy another holder renewed first), or the
-        ticket has ended; nothing changes then."""
+    def renewed(self, room: str, held: Pass, renew_seconds: int, now: float,
+                renew: Callable[[str, str], str | None]) -> str | None:  # fmt: skip
+        """The next pass for ``held``, presented for renewal, whose seat ``renew(jti,
+        presented jti)`` rotates to the new pass in the same call as its check-in
+        (``Visits.renew_pass``) and answers with the ticket's identity; None (nothing
+        changed) if ``held`` is not the seat's last pass or its seat ended."""
         jti = secrets.token_urlsafe(12)
-        code, identity = self._record(room, held.token, jti, held.jti)
-        if code != "ok":
+        identity = renew(jti, held.jti)
+        if identity is None:
             return None
-        uid = customer_of(identity)
-        return self.passes.issue(room, held.token, renew_seconds, now, jti, uid)
+        return self.passes.issue(room, held.token, renew_seconds, now, jti, customer_of(identity))
 
     def _record(self, room: str, token: str, jti: str, presented: str) -> tuple[str, str]:
         """The script's code, and the ticket's identity (a site's customer: ``sub:``)."""

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from webapp.domain import bypass
+from webapp.domain import bypass, page_template
 
 RoomStatus = Literal["open", "paused", "closed"]
 STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
@@ -41,6 +41,33 @@ def ed25519_public_key_rule(pem: str) -> str | None:
     return None if isinstance(key, Ed25519PublicKey) else "must be an Ed25519 key"
 
 
+# An origin images of a room's own page may come from (page_asset_origins): a scheme
+# and a host (a leading "*." for its subdomains) and a port, nothing more, so it is a
+# Content-Security-Policy source as it stands
+ORIGIN = re.compile(
+    r"https?://(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?"
+)
+MAX_ORIGINS = 20
+
+
+def origins_in(text: str) -> list[str]:
+    """The origins of a page_asset_origins value (one per line or space), lowercase."""
+    return [word.lower().rstrip("/") for word in text.split()]
+
+
+def origins_rule(text: str) -> str | None:
+    origins = origins_in(text)
+    if len(origins) > MAX_ORIGINS:
+        return f"must name at most {MAX_ORIGINS} origins"
+    for origin in origins:
+        if not ORIGIN.fullmatch(origin):
+            return (
+                f"must be origins such as https://cdn.example.com, one per line "
+                f"(not {origin[:60]!r}: a scheme and a host, no path)"
+            )
+    return None
+
+
 # The proof of work's default largest counter (a try: one PBKDF2 key derivation,
 # webapp/domain/challenge.py), measured by bench/challenge_cost.py (docs/operations.md,
 # "The proof of work's cost")
@@ -50,6 +77,8 @@ WAITLIST: tuple[RoomKind, ...] = ("waitlist",)
 
 # Free-text settings: no control characters but the newline; links are http(s) with a host.
 TEXT_PATTERN = "^[^\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f]*$"
+# A page template (markup): tabs and line breaks too
+MARKUP_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
 URL_PATTERN = (
     "^(https?://[^\\u0000-\\u0020\\u007f-\\u009f/?#\\\\]+[^\\u0000-\\u0020\\u007f-\\u009f]*)?$"
 )
@@ -66,6 +95,7 @@ GROUPS = (
     ("waitlist", "The waitlist"),
     ("referrals", "Referrals"),
     ("drop", "Scheduled drop"),
+    ("page", "The waiting page"),
 )
 
 
@@ -93,6 +123,7 @@ class Setting:
     blank: str = ""  # what None means, in words ("no limit")
     iso: bool = False  # a moment the API also takes as ISO 8601 and answers in it (UTC)
     flag: bool = False  # 0 or 1; the API also takes false or true
+    markup: bool = False  # a free text that is a page template: tabs and CR LF allowed
     # a free text's own rule beyond its pattern: the problem in words, or None if none
     rule: Callable[[str], str | None] | None = None
 
@@ -100,6 +131,11 @@ class Setting:
     def values(self) -> tuple[str, ...]:
         """The allowed values of a choice."""
         return tuple(value for value, _ in self.choices)
+
+    @property
+    def pattern(self) -> str:
+        """What a free text must match (the OpenAPI document's pattern too)."""
+        return URL_PATTERN if self.url else MARKUP_PATTERN if self.markup else TEXT_PATTERN
 
     def choice_label(self, value: str) -> str:
         return dict(self.choices).get(value, value)
@@ -134,9 +170,11 @@ class Setting:
         text, and null is no string (the integers' null has no text twin)."""
         if not isinstance(value, str):
             raise InvalidSetting(f'{self.name} must be a string ("" for none)')
+        if self.markup:
+            value = value.replace("\r\n", "\n")
         if len(value) > self.text:
             raise InvalidSetting(f"{self.name} must be at most {self.text} characters")
-        if not re.fullmatch(URL_PATTERN if self.url else TEXT_PATTERN, value):
+        if not re.fullmatch(self.pattern, value):
             if self.url:
                 raise InvalidSetting(f"{self.name} must be an http:// or https:// address")
             raise InvalidSetting(f"{self.name} must be plain text")
@@ -286,6 +324,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("identity_public_key", "Identity public key", "The Ed25519 public key (PEM) "
             "the site signs its customers' tokens with (EdDSA). Empty: none.",
             "", text=1000, group="site", kinds=LIVE, rule=ed25519_public_key_rule),
+    # The operator's own page (issue 30): webapp/domain/page_template.py, docs/templates.md
+    Setting("page_template", "Page template", "The waiting page's body as a Mustache "
+            "template, with Cloudflare Waiting Room's variables (listed beside it) and "
+            "the visitor's live figures, refreshed at every check-in. Scripts never run "
+            "in it. At most 64 KB. Empty: the usual page.",
+            "", text=page_template.MAX_BYTES, group="page", kinds=LIVE, markup=True,
+            rule=page_template.problem),
+    Setting("page_asset_origins", "Image origins", "Origins the page template's images "
+            "may come from (https://cdn.example.com), one per line; the room's pages "
+            "allow them and no others. Empty: images from this server only.",
+            "", text=2000, group="page", kinds=LIVE, rule=origins_rule),
     Setting("admit_per_minute", "Admissions per minute", "Let at most this many people "
             "in per minute (each clock minute), whatever the free seats: for a site whose "
             "load comes from arrivals. Empty: no limit.",
@@ -398,6 +447,8 @@ class RoomSettings:
     identity: Identity = DEFAULTS["identity"]
     identity_secret: str = DEFAULTS["identity_secret"]
     identity_public_key: str = DEFAULTS["identity_public_key"]
+    page_template: str = DEFAULTS["page_template"]
+    page_asset_origins: str = DEFAULTS["page_asset_origins"]
     admit_per_minute: int | None = DEFAULTS["admit_per_minute"]
     status: RoomStatus = DEFAULTS["status"]
     admission_mode: AdmissionMode = DEFAULTS["admission_mode"]

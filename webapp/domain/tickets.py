@@ -9,6 +9,7 @@ import secrets
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from webapp.domain.join_limits import Counting
 from webapp.domain.refusals import InvalidInput, Reply, check
 from webapp.redis.replies import text
 
@@ -68,8 +69,8 @@ class Participant(NamedTuple):
 
 
 # A joiner's arguments to room_join.lua: token, identity, name, most ahead, settings
-# version, email, language, support code
-Joiner = tuple[str, str, str, str, str, str, str, str]
+# version, email, language, support code; and the limits it is counted under
+Joiner = tuple[str, str, str, str, str, str, str, str, Counting]
 
 
 def ticket_reply(reply: list[Any], room: str, unknown: str = "unknown") -> Ticket:

@@ -22,9 +22,10 @@ from webapp.domain import windows
 from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renamed_frame
 from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
+from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.lobby import Lobby, Standing
 from webapp.domain.reports import Reports
-from webapp.domain.rooms import RoomNotFound, WaitingRooms
+from webapp.domain.rooms import RoomError, RoomNotFound, WaitingRooms
 from webapp.domain.seat_passes import ROOM, Revocations
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import Admission, Ticket, public_id
@@ -108,20 +109,23 @@ class Visits:
         name: str = "",
         email: str = "",
         lang: str = "",
+        limits: Counting = NO_LIMITS,
         seat_only: bool = False,
     ) -> Standing:
         """A visitor asks in (or, with a live identity, checks in again): the room is
         told, whether they took a seat or a place in line. ``email`` (normalised): the
-        visitor is told there when a seat is offered to them. ``seat_only``: a seat at
-        once or nothing (JoinRefused: nothing changed)."""
+        visitor is told there when a seat is offered to them. ``limits``: the join's,
+        counted in its own script call (Throttled beyond one; a re-join is under none).
+        ``seat_only``: a seat at once or nothing (JoinRefused: nothing changed)."""
         standing = self.lobby.join(
-            room, identity=identity, name=name, email=email, lang=lang, seat_only=seat_only
-        )
+            room, identity=identity, name=name, email=email, lang=lang, limits=limits,
+            seat_only=seat_only,
+        )  # fmt: skip
         self.announcer.changed(room, standing.ticket)
         # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
         if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:
             low, high = standing.raw.range
-            self.rooms.predict(room, standing.ticket.token, standing.raw.wait, low, high)
+            self.rooms.predict_later(room, standing.ticket.token, standing.raw.wait, low, high)
         return standing
 
     def enter(self, room: str, token: str, hold: float, claims: bool = False) -> Ticket:
@@ -175,6 +179,21 @@ class Visits:
         ticket = self.rooms.check_in(room, token)
         self.announcer.saw(room, ticket)
         return ticket
+
+    def renew_pass(self, room: str, token: str, jti: str, presented: str) -> str | None:
+        """The gate's renewal of a site room's seat (``renew``) by the pass ``presented``,
+        which becomes the pass ``jti`` in the same call: the ticket's identity ('' =
+        none), or None if the pass is a copy another holder renewed first, the seat
+        ended or is not held (an offered seat is taken, as a check-in takes it)."""
+        try:
+            found = self.rooms.renew(room, token, jti, presented)
+        except RoomError:  # ended (why: the waiting page says), or the room went
+            return None
+        if found is None:
+            return None
+        ticket, identity = found
+        self.announcer.saw(room, ticket)
+        return identity if ticket.seated else None
 
     def release(
         self, room: str, token: str, sold: int = 0, who: str = "site"

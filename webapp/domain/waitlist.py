@@ -69,7 +69,8 @@ __all__ = [  # the waitlist's refusals and values, named here too
 
 RANK_CHUNK = 2000  # participants ranked per script call during a draw
 MAX_DEVICE = 200  # characters of a device id that count
-LANGUAGES = ("en", "de", "es")  # an entry's emails are in one of these (kept at join)
+# An entry's emails speak one of these (kept at join); webapp.web.i18n.LANGUAGES names them.
+LANGUAGES = ("en", "de", "es", "fr", "it", "pt", "nl", "pl", "ja", "ar")
 RESEND_MOST = 5  # confirmation emails per entry at most, the sign-up's included
 RESEND_GAP = 120  # seconds between two confirmation emails to one address, at least
 

@@ -49,6 +49,19 @@ if left and left ~= d.stock then
     redis.call('HSET', K_SETTINGS, 'stock', left)
     redis.call('HINCRBY', K_SETTINGS, 'version', 1)
 end
+-- The report's figures (issue 31): units sold and the stock left per minute, and the
+-- moment it sold out (the latest, should it be raised and sell out again)
+local minute = math.floor(now / 60)
+if op == 'sold' and redis.call('HINCRBY', K_HISTORY, minute .. ':sold', n) == n then
+    created(K_HISTORY)
+end
+if left then
+    redis.call('HSET', K_HISTORY, minute .. ':stock', left)
+    created(K_HISTORY)
+    if left <= 0 and (d.stock == nil or d.stock > 0) then
+        redis.call('HSET', K_DROP, 'sold_out_at', tostring(now))
+    end
+end
 local ended = 0
 if left and left <= 0 then
     ended = end_waiting(now, 'sold_out', BATCH, 5000)  -- (µs; the sweep ends the rest)

@@ -3,7 +3,7 @@
 -- (the puzzle, the room closed, sold out, admission control): each limit's bucket it
 -- was counted in gives that join back, so a refused join counts against nothing
 -- (webapp/domain/join_limits.py). A bucket already gone (its window passed) is left.
--- KEYS: limits, one per limit, as join_limits.lua took them (one hash tag: the network)
+-- KEYS: limits, one per limit, as join_limits.lua took them (one hash tag: the room's)
 -- ARGV: the bucket each was counted in, in the same order
 -- Reply: 1
 for i = 1, #K_LIMITS do

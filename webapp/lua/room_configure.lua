@@ -49,12 +49,20 @@ if created then
     redis.call('HSET', K_SETTINGS, 'born', t[1] .. '.' .. t[2])
 end
 -- The audit's detail: a JSON list of [field, old value, new value], the fields that
--- change (a new room's: every field given, its old value the default)
+-- change (a new room's: every field given, its old value the default). A value over
+-- 1 KiB (a page template: up to 64 KB) is kept as its length and SHA-1, so an audit
+-- entry stays small: '#<bytes>:<sha1 hex>'.
+local function audited(value)
+    if #value > 1024 then
+        return '#' .. #value .. ':' .. redis.sha1hex(value)
+    end
+    return value
+end
 local changes = {}
 for i = 8, 7 + 2 * n, 2 do
     local old = redis.call('HGET', K_SETTINGS, ARGV[i]) or ''
     if created or old ~= ARGV[i + 1] then
-        changes[#changes + 1] = {ARGV[i], old, ARGV[i + 1]}
+        changes[#changes + 1] = {ARGV[i], audited(old), audited(ARGV[i + 1])}
     end
 end
 if n > 0 then

@@ -1,22 +1,27 @@
 --!include room_lib.lua
 --!include codes_lib.lua
 --!include drop_lib.lua
+--!include join_limits_lib.lua
+--!keys limits...
 -- room_join.lua: visitors ask to enter a room, in the order given: the same as one
 -- script per joiner run back to back at one `now`, in one call (webapp/domain/rooms.py
 -- coalesces a process's concurrent joins of a room, as it does check-ins).
--- KEYS: the room's sixteen keys (room_lib.lua), then a drop's four (drop_lib.lua)
--- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then eight per
+-- KEYS: the room's (room_lib.lua), its drop's (drop_lib.lua), then limits: each
+--       joiner's limits' keys in turn (join_limits_lib.lua; the room's hash tag)
+-- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then per
 --       joiner: a fresh token, identity ('' = none), display name, most
 --       people allowed ahead of a new joiner ('' = no limit; -1: a seat at once or
 --       nothing, never a place in line or the pre-queue), the settings version the
 --       caller's limit was worked out from ('' = any), an email to be told at when a
 --       seat is offered ('' = none; already normalised), the visitor's language (with
 --       the email), a support code for the ticket ('' = make one; on a clash with a
---       code in use, one is made)
+--       code in use, one is made), then its limits (read_limits: 0 for none). A new
+--       place (not a re-join) is counted under them, or refused ('throttled') and
+--       counted nowhere; a join the room refuses counts nowhere either.
 -- The room's max_line_length setting caps the line.
 -- Reply: one reply() of room_lib.lua per joiner, in order; code ok | no_room | stale |
 --   closed | full | too_long | taken | waitlist | not_open_yet | due | event_ended |
---   sold_out (a scheduled drop: before its pre-queue, its start owed (the caller runs
+--   sold_out | throttled (a scheduled drop: before its pre-queue, its start owed (the caller runs
 --   drop_start.lua and joins again), after its end, no stock left). stale: the settings changed since the
 --   caller read them; nothing was done for that joiner. waitlist: a waitlist room,
 --   joined with an email (waitlist_join.lua). Joining again with a live identity is a
@@ -35,7 +40,8 @@ local now = clock(ARGV[1])
 local FIRST, EACH = 4, 8
 local DROP = nil  -- the room's schedule (drop_lib.lua), read once per call
 
-local function join_one(s, lease, token, identity, name, max_ahead, version, email, lang, code)
+local function join_one(s, lease, limits, b, token, identity, name, max_ahead, version, email,
+                        lang, code)
     woken(now, lease, s)  -- (room_lib.lua)
     if version ~= '' and tonumber(version) ~= s.version then
         return reply('stale', '', nil, s, now)
@@ -50,6 +56,11 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     end
     -- A refusal below changes nothing but the upkeep's work (touch(now) at the end
     -- gives what it made a TTL).
+    local throttled = limits_refuse(limits, b)
+    if throttled then
+        table.insert(throttled, 1, 'throttled')
+        return throttled
+    end
     if s.status == 'closed' then
         return reply('closed', '', nil, s, now)
     end
@@ -113,6 +124,7 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
         put_ticket(token, t)
     end
     count('joined', now)
+    limits_count(limits, b)
     if identity ~= '' then
         redis.call('HSET', K_IDENTITIES, identity, token)
         created(K_IDENTITIES)  -- one EXPIRE: cheaper than finding out whether the hash was empty
@@ -120,18 +132,25 @@ local function join_one(s, lease, token, identity, name, max_ahead, version, ema
     return reply('ok', token, t, s, now)
 end
 
+local joiners = {}  -- {limits, b, its eight fields}, in order
+local key, arg = 1, FIRST
+while arg <= #ARGV do
+    local limits, b, next_key, next_arg = read_limits(K_LIMITS, key, arg + EACH)
+    joiners[#joiners + 1] = {limits, b, unpack(ARGV, arg, arg + EACH - 1)}
+    key, arg = next_key, next_arg
+end
 local replies = {}
 local s, lease = live_room(now)
 if not s or s.waitlist then
-    for _ = FIRST, #ARGV, EACH do
+    for _ = 1, #joiners do
         replies[#replies + 1] = s and reply('waitlist', '', nil, s, now)
             or reply('no_room', '', nil, nil, now)
     end
     return replies
 end
 DROP = drop_schedule()
-for i = FIRST, #ARGV, EACH do
-    replies[#replies + 1] = join_one(s, lease, unpack(ARGV, i, i + EACH - 1))
+for _, joiner in ipairs(joiners) do
+    replies[#replies + 1] = join_one(s, lease, unpack(joiner))
 end
 touch(now)
 return replies

@@ -119,13 +119,20 @@ local function seat(token, t, now, deadline, state)
     if t.st == 'waiting' and t.seq then
         record('waited', now, now - t.j)
         count_wait(now - t.j)
+        -- Every admission from the line is kept with its wait (a room's report reads
+        -- the waits by arrival), with the wait predicted at its join when there was one
+        -- (a drop's pre-queue predicts none)
         local predicted = redis.call('HGET', K_PREDICTIONS, token)
         if predicted then
             redis.call('HDEL', K_PREDICTIONS, token)
             redis.call('XADD', K_ACCURACY, 'MAXLEN', '~', ACCURACY_MAX, '*', 'at', tostring(now),
                 'predicted', predicted, 'actual', tostring(now - t.j))
-            created(K_ACCURACY)
+            count_estimate(predicted, now - t.j)
+        else
+            redis.call('XADD', K_ACCURACY, 'MAXLEN', '~', ACCURACY_MAX, '*', 'at', tostring(now),
+                'actual', tostring(now - t.j))
         end
+        created(K_ACCURACY)
         -- Of the k people ahead of this ticket when it joined, how many were let in
         -- first (the rest dropped out): "ahead" sums that count, weighted by k. Line
         -- admissions are counted in "line:admitted"; the ticket kept the count at join.

@@ -91,6 +91,35 @@ local function count_wait(wait)
     redis.call('HINCRBYFLOAT', K_STATS, 'waits:sum', wait)
 end
 
+-- How far off the estimate told at the join was, for /metrics (issue 31): the
+-- admissions from the line scored ("estimates:scored"), those whose actual wait fell in
+-- the range shown ("estimates:in_range"), and the absolute error in seconds in buckets
+-- as the waits' ("estimates:le:<bound>", not cumulative; "estimates:sum").
+-- `predicted`: room_predict.lua's "wait,low,high".
+local ERROR_BUCKETS = {15, 30, 60, 120, 300, 600, 1800}
+
+local function count_estimate(predicted, actual)
+    local wait, low, high = string.match(predicted, '^([^,]+),([^,]+),([^,]+)$')
+    wait, low, high = tonumber(wait), tonumber(low), tonumber(high)
+    if not (wait and low and high) then
+        return
+    end
+    local error = math.abs(wait - actual)
+    local bound = '+Inf'
+    for _, b in ipairs(ERROR_BUCKETS) do
+        if error <= b then
+            bound = tostring(b)
+            break
+        end
+    end
+    redis.call('HINCRBY', K_STATS, 'estimates:scored', 1)
+    if low <= actual and actual <= high then
+        redis.call('HINCRBY', K_STATS, 'estimates:in_range', 1)
+    end
+    redis.call('HINCRBY', K_STATS, 'estimates:le:' .. bound, 1)
+    redis.call('HINCRBYFLOAT', K_STATS, 'estimates:sum', error)
+end
+
 -- Records the seat-seconds held since the previous change of occupancy ("occupied:s"),
 -- called just before a seat is given or released: finished holds per seat-second held
 -- is the release rate of one seat even while the room fills up or empties. A change at

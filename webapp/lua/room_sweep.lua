@@ -6,8 +6,12 @@
 --   calls again while the answer is not 0.
 local HISTORY_MINUTES = 1440  -- minutes of history kept for the charts
 local HISTORY_FIGURES = {'joined', 'admitted', 'ended_left', 'ended_removed', 'ended_dropped',
-    'ended_unclaimed', 'ended_grace', 'ended_session', 'ended_sold_out', 'ended_event_ended',
-    'w', 's'}
+    'ended_unclaimed', 'ended_grace', 'ended_session', 'ended_released', 'ended_sold_out',
+    'ended_event_ended', 'w', 's', 'sold', 'stock',
+    -- room_refused.lua's (webapp/domain/join_refusals.py REASONS)
+    'refused_throttled', 'refused_prequeue_capped', 'refused_puzzle', 'refused_identity_required',
+    'refused_identity_invalid', 'refused_sold_out', 'refused_event_ended', 'refused_not_open_yet',
+    'refused_closed', 'refused_admission_control', 'refused_invalid_input'}
 
 -- Samples the line and the seats once a minute for the charts, and forgets minutes
 -- older than a day (at most an hour of them per call).
@@ -18,6 +22,10 @@ local function sample_history(now)
     end
     created(K_HISTORY)
     redis.call('HSET', K_HISTORY, minute .. ':s', redis.call('ZCARD', K_SEATS))
+    local stock = redis.call('HGET', K_SETTINGS, 'stock')
+    if stock and stock ~= '' then  -- a drop's stock, tracked: the report's line of it
+        redis.call('HSETNX', K_HISTORY, minute .. ':stock', stock)
+    end
     local oldest = minute - HISTORY_MINUTES
     local trimmed = tonumber(redis.call('HGET', K_HISTORY, 'trimmed')) or oldest - 1
     local from = math.max(trimmed + 1, oldest - 60)

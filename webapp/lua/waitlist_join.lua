@@ -9,7 +9,7 @@
 --       used), 4 a fresh entry id, 5 display name, 6 email (as mailed), 7 email key
 --       (one per mailbox), 8 referral code ('' = none), 9 hashed address
 --       ('' = unknown), 10 hashed network (/24, /56), 11 hashed device id ('' = none),
---       12 the joiner's language (en, de, es; '' = en), for its emails
+--       12 the joiner's language (one of webapp.web.i18n.LANGUAGES; '' = en), for its emails
 -- A new entry gets its confirmation email (outbox: confirm) from this script; an
 -- unconfirmed one that signs up again, another (field nth), within limits.
 -- Reply: entry_reply() of waitlist_lib.lua; code ok | no_room | not_waitlist | closed |

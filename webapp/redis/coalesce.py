@@ -19,6 +19,7 @@ out; a caller that stops waiting never strands the others (the lead passes on).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
@@ -28,6 +29,7 @@ from redis.exceptions import TimeoutError as RedisTimeout
 K = TypeVar("K")
 A = TypeVar("A")
 R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 
 class _Call(Generic[A, R]):
@@ -157,3 +159,45 @@ class Coalescer(Generic[K, A, R]):
         first = batch[0]
         first.batch = batch
         return first.done
+
+
+class WriteBehind(Generic[K, A]):
+    """``behind(key, arg)`` returns at once; ``send(key, [arg, ...])`` gets it later,
+    from a thread of its own (a greenlet under gevent), with every other argument of
+    its key made meanwhile, at most ``most`` a call. For writes nobody waits for (a join's
+    prediction, kept to score the estimates): the request that made one answers
+    without a round trip for it, and a busy process sends one call per batch. The
+    thread starts with the first write and then sleeps while there is nothing to send
+    (a daemon: it holds no process up). Lost on a crash or when ``send`` fails (said in
+    the log): use it only for what may be lost."""
+
+    def __init__(self, send: Callable[[K, Sequence[A]], object], most: int = 256) -> None:
+        self.send = send
+        self.most = most
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
+        self._pending: dict[K, list[A]] = {}
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, key: K, arg: A) -> None:
+        with self._lock:
+            self._pending.setdefault(key, []).append(arg)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="write-behind", daemon=True)
+                self._thread.start()
+            else:
+                self._ready.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._pending:
+                    self._ready.wait()
+                pending, self._pending = self._pending, {}
+            for key, args in pending.items():
+                for start in range(0, len(args), self.most):
+                    try:
+                        self.send(key, args[start : start + self.most])
+                    except Exception as error:  # Redis away: these are lost, said once
+                        log.warning("%d writes of %r lost: %s", len(args) - start, key, error)
+                        break

@@ -298,12 +298,12 @@ class Keys:
         named by its signature)."""
         return f"{self.prefix}:{{room:{room}}}:altcha:{challenge}"
 
-    def join_limit(self, network: str, scope: str, who: str, window: int) -> str:
-        """hash, bucket number -> joins of ``who`` (an address or a network) under
-        ``scope`` in that bucket of a limit of ``window`` seconds; TTL, a window and a
-        bucket. Hash tag: the client's network, so one script counts all of a join's
-        limits (``webapp.domain.join_limits``)."""
-        return f"{self.prefix}:joins:{{net:{network}}}:{scope}:{who}:{window}"
+    def join_limit(self, room: str, scope: str, who: str, window: int) -> str:
+        """hash, bucket number -> joins of ``who`` (an address or a network) into
+        ``room`` under ``scope`` in that bucket of a limit of ``window`` seconds; TTL, a
+        window and a bucket. Hash tag: the room's, so the join's own script counts them
+        (``webapp.domain.join_limits``: every room counts its joins apart)."""
+        return f"{self.prefix}:{{room:{room}}}:joins:{scope}:{who}:{window}"
 
     def mail_budget(self, mailbox: str, window: int) -> str:
         """string, a counter with a TTL of the window: emails sent to one mailbox (its

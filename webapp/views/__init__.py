@@ -12,6 +12,7 @@ from webapp.domain.lobby import Lobby
 from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes
 from webapp.domain.reports import Reports
+from webapp.domain.room_report import RoomReports
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.site_keys import SiteKeys
 from webapp.domain.visits import Visits
@@ -66,3 +67,7 @@ def site_keys() -> SiteKeys:
 
 def admission() -> Admission:
     return services().admission
+
+
+def room_reports() -> RoomReports:
+    return services().room_reports

@@ -1,4 +1,5 @@
-"""The visitor's language (Flask-Babel): English, German and Spanish.
+"""The visitor's language (Flask-Babel): English, German, Spanish, French, Italian,
+Portuguese, Dutch, Polish, Japanese and Arabic (written right to left: the page mirrors).
 
 The language is the ``lang`` cookie set by the footer's picker, else the best match of
 ``Accept-Language``, else English. Catalogues live in ``translations/`` as ``.po``; the
@@ -37,8 +38,21 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 log = logging.getLogger(__name__)
-HERE = Path(__file__).resolve().parent
-LANGUAGES = {"en": "English", "de": "Deutsch", "es": "Español"}  # each in its own words
+PACKAGE = Path(__file__).resolve().parents[1]  # webapp/, where the wheel puts translations/
+# Each in its own words, in the picker's order. An entry keeps its emails' language among
+# these too (webapp.domain.waitlist.LANGUAGES holds the same codes: the domain has no Babel).
+LANGUAGES = {
+    "en": "English",
+    "de": "Deutsch",
+    "es": "Español",
+    "fr": "Français",
+    "it": "Italiano",
+    "pt": "Português",
+    "nl": "Nederlands",
+    "pl": "Polski",
+    "ja": "日本語",
+    "ar": "العربية",
+}
 DEFAULT = "en"
 COOKIE = "lang"
 COOKIE_MAX_AGE = 365 * 24 * 3600
@@ -57,8 +71,8 @@ def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
 def translations_dir() -> Path:
     """Inside the installed package (the wheel ships the compiled catalogues there),
     else beside the package in a source checkout."""
-    packaged = HERE / "translations"
-    return packaged if packaged.is_dir() else HERE.parent / "translations"
+    packaged = PACKAGE / "translations"
+    return packaged if packaged.is_dir() else PACKAGE.parent / "translations"
 
 
 def compile_catalogues(directory: Path) -> list[Path]:
@@ -133,23 +147,57 @@ def current_language() -> str:
     return locale.language if locale is not None else DEFAULT
 
 
+def direction(language: str) -> str:
+    """``rtl`` for a language written right to left (Arabic), else ``ltr``: the value of
+    ``<html dir>``, for the pages and the emails."""
+    try:
+        return "rtl" if Locale.parse(language).text_direction == "rtl" else "ltr"
+    except (ValueError, TypeError, UnknownLocaleError):
+        return "ltr"
+
+
+def text_direction() -> str:
+    """The page's writing direction, for ``<html dir>``."""
+    return direction(current_language())
+
+
 def clock_locale() -> str:
     """The visitor's locale as a BCP 47 tag ("en-GB"): the scripts write clock times,
-    dates and numbers with it, as the server does."""
+    dates and numbers with it, as the server does. Babel writes Latin digits in every
+    locale, so a locale whose browsers would write others (Arabic's ٣) asks for Latin
+    ones too (``ar-u-nu-latn``): one page, one set of digits."""
     locale = get_locale()
-    return str(locale).replace("_", "-") if locale is not None else DEFAULT
+    if locale is None:
+        return DEFAULT
+    tag = str(locale).replace("_", "-")
+    return tag if locale.default_numbering_system == "latn" else f"{tag}-u-nu-latn"
 
 
 def js_strings() -> dict[str, str]:
     """The strings of the pages' scripts (static/js) in the visitor's language. ``%(name)s`` marks a
-    value the script fills in; a plural is two keys, ``_one`` and ``_other`` (English,
-    German and Spanish count alike)."""
+    value the script fills in; a plural is one key per plural category of the language
+    (``_one``, ``_few``, ``_many``, ``_other``...: Unicode's names, which the browser's
+    ``Intl.PluralRules`` gives the script), each the catalogue's form for a number of
+    that category."""
     strings = {key: str(message) for key, message in JS_STRINGS.items()}
     translations = get_translations()  # its ngettext leaves %(num)s for the script
-    for key, (one, other) in JS_PLURALS.items():
-        strings[f"{key}_one"] = str(translations.ngettext(one, other, 1))
-        strings[f"{key}_other"] = str(translations.ngettext(one, other, 2))
+    for category, n in plural_samples(current_language()).items():
+        for key, (one, other) in JS_PLURALS.items():
+            strings[f"{key}_{category}"] = str(translations.ngettext(one, other, n))
     return strings
+
+
+@functools.cache
+def plural_samples(language: str) -> dict[str, int]:
+    """One whole number of each plural category the language has ("one": 1, "few": 2,
+    "many": 5, "other": 0 in Polish); a category no whole number up to 1000 falls in is
+    left out (the script reads ``_other`` then)."""
+    rule = Locale.parse(language).plural_form
+    samples: dict[str, int] = {}
+    for n in range(1001):
+        samples.setdefault(rule(n), n)
+    samples.setdefault("other", 2)
+    return samples
 
 
 def when(at: float) -> str:
@@ -177,6 +225,7 @@ def init_app(app: Flask) -> None:
             "languages": LANGUAGES,
             "current_language": current_language,
             "clock_locale": clock_locale,
+            "text_direction": text_direction,
             "js_strings": js_strings,
         }
 

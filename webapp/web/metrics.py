@@ -26,9 +26,11 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from webapp.domain.join_refusals import REASONS as REFUSAL_REASONS
 from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.reports import Reports
 from webapp.domain.settings import STATUSES
+from webapp.redis.keys import Keys
 from webapp.redis.replies import text as _text
 
 if TYPE_CHECKING:
@@ -39,6 +41,13 @@ F = TypeVar("F", bound=Metric)
 PREFIX = "waitingroom_"
 # room_lib.lua's WAIT_BUCKETS: "waits:le:<bound>" counts the waits in that bucket alone
 WAIT_BOUNDS = ("5", "15", "30", "60", "120", "300", "600", "1200", "1800", "3600", "7200", "+Inf")
+# room_stats.lua's ERROR_BUCKETS: "estimates:le:<bound>", the estimates' absolute errors
+ERROR_BOUNDS = ("15", "30", "60", "120", "300", "600", "1800", "+Inf")
+# The work a puzzle asks (its largest counter) and the tries a solution took
+PUZZLE_BUCKETS = (1e3, 5e3, 1e4, 5e4, 1e5, 5e5, 1e6, 5e6, float("inf"))
+GATE_RESULTS = ("fresh", "renewed", "refused")
+MAIL_STATES = ("sent", "retry", "failed")  # mail_done.lua's counts in the deliveries hash
+MAIL_GROUP = "mailer"  # the mailer's consumer group of an outbox (webapp/mailer.py GROUP)
 HELP = {
     "room_capacity": "Seats in the room",
     "room_seats_taken": "Seats held, or offered to the head of the line",
@@ -48,6 +57,18 @@ HELP = {
     "room_admitted": "Seats given: at once on joining, or offered from the line",
     "room_ended": "Places and seats that ended, by reason",
     "room_wait_seconds": "Waits of the people offered a seat from the line, in seconds",
+    "room_refused": "Joins refused, by reason and the status the client was answered with",
+    "room_estimate_error_seconds": "How far the wait told at the join was from the actual "
+    "wait, for each admission from the line, in seconds",
+    "room_estimates_in_range": "Admissions from the line whose actual wait fell in the range "
+    "told at the join",
+    "mail_outbox_depth": "Notices in the room's mail outbox not yet sent or given up",
+    "mail_notices": "The room's notices by delivery state now (sent, retry, failed)",
+    "pass_revocations": "Seat passes the gate refuses now (revocations in force)",
+    "redis_script_calls": "Lua script calls Redis ran (EVAL, EVALSHA), by command",
+    "redis_script_seconds": "Time Redis spent running Lua scripts, by command",
+    "redis_script_failures": "Lua script calls that failed in Redis, by command",
+    "redis_error_replies": "Error replies Redis sent to any client",
 }
 END_REASONS = tuple(GONE_REASONS)  # left, removed, dropped, unclaimed, grace, session
 # The stats hash's monitoring fields (room_lib.lua, count and count_wait), not the
@@ -58,6 +79,11 @@ STATS_FIELDS = (
     *(f"count:ended_{why}" for why in END_REASONS),
     *(f"waits:le:{bound}" for bound in WAIT_BOUNDS),
     "waits:sum",
+    *(f"count:refused_{why}" for why in REFUSAL_REASONS),
+    "estimates:scored",
+    "estimates:in_range",
+    *(f"estimates:le:{bound}" for bound in ERROR_BOUNDS),
+    "estimates:sum",
 )
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -69,6 +95,8 @@ class RoomFigures(NamedTuple):
     waiting: int
     status: str
     stats: dict[str, float]
+    outbox: float = 0.0  # notices not yet done (mail_outbox_depth)
+    mail: tuple[float, ...] = ()  # notices by state now, as MAIL_STATES
 
     def counted(self, what: str) -> float:
         return self.stats.get(f"count:{what}", 0.0)
@@ -79,18 +107,27 @@ class RoomFigures(NamedTuple):
 
     def wait_buckets(self) -> list[tuple[str, float]]:
         """The waits' buckets made cumulative, as Prometheus wants them."""
+        return self._cumulative("waits", WAIT_BOUNDS)
+
+    def error_buckets(self) -> list[tuple[str, float]]:
+        """The estimates' errors' buckets, cumulative."""
+        return self._cumulative("estimates", ERROR_BOUNDS)
+
+    def _cumulative(self, figure: str, bounds: tuple[str, ...]) -> list[tuple[str, float]]:
         total, buckets = 0.0, []
-        for bound in WAIT_BOUNDS:
-            total += self.stats.get(f"waits:le:{bound}", 0.0)
+        for bound in bounds:
+            total += self.stats.get(f"{figure}:le:{bound}", 0.0)
             buckets.append((bound if bound == "+Inf" else str(float(bound)), total))
         return buckets
 
 
 class RoomCollector:
-    """Every room's figures: one round trip for the room index, one pipeline for all."""
+    """Every room's figures: one round trip for the room index, one pipeline for all,
+    and what Redis itself says of the scripts it ran."""
 
     def __init__(self, reports: Reports) -> None:
         self.reports = reports
+        self.keys: Keys = reports.keys
 
     def figures(self) -> list[RoomFigures]:
         names = self.reports.names()
@@ -103,15 +140,45 @@ class RoomCollector:
             pipe.zcard(keys.seats)
             pipe.zcard(keys.line)
             pipe.hmget(keys.stats, STATS_FIELDS)
+            pipe.xlen(keys.outbox)
+            pipe.hmget(self.keys.deliveries(name), [f"#{state}" for state in MAIL_STATES])
         replies = pipe.execute()
+        rows = [replies[6 * i : 6 * i + 6] for i in range(len(names))]
+        groups = self._mail_groups([n for n, row in zip(names, rows, strict=True) if row[4]])
         out = []
-        for i, name in enumerate(names):
-            (capacity, status), taken, waiting, stats = replies[4 * i : 4 * i + 4]
+        for name, row in zip(names, rows, strict=True):
+            (capacity, status), taken, waiting, stats, length, mail = row
             if capacity is None:  # deleted since the index was read
                 continue
             numbers = {f: float(v) for f, v in zip(STATS_FIELDS, stats, strict=True) if v}
-            out.append(RoomFigures(name, int(capacity), taken, waiting, _text(status), numbers))
+            out.append(
+                RoomFigures(
+                    name,
+                    int(capacity),
+                    taken,
+                    waiting,
+                    _text(status),
+                    numbers,
+                    outbox=_outbox_depth(length, groups.get(name)),
+                    mail=tuple(float(v or 0) for v in mail),
+                )
+            )
         return out
+
+    def _mail_groups(self, names: list[str]) -> dict[str, Any]:
+        """The mailer's consumer group of each room with an outbox (XINFO GROUPS: read
+        only where the stream exists, so a scrape causes no error reply)."""
+        if not names:
+            return {}
+        pipe = self.reports.client.pipeline(transaction=False)
+        for name in names:
+            pipe.xinfo_groups(self.keys.room(name).outbox)
+        found = pipe.execute(raise_on_error=False)  # a stream gone since: an error here
+        return {
+            name: next((g for g in reply if _text(g.get("name", "")) == MAIL_GROUP), None)
+            for name, reply in zip(names, found, strict=True)
+            if isinstance(reply, list)
+        }
 
     def collect(self) -> Iterator[Metric]:
         capacity = _family(GaugeMetricFamily, "room_capacity")
@@ -122,6 +189,11 @@ class RoomCollector:
         admitted = _family(CounterMetricFamily, "room_admitted")
         ended = _family(CounterMetricFamily, "room_ended", "reason")
         waits = _family(HistogramMetricFamily, "room_wait_seconds")
+        refused = _family(CounterMetricFamily, "room_refused", "reason", "code")
+        errors = _family(HistogramMetricFamily, "room_estimate_error_seconds")
+        in_range = _family(CounterMetricFamily, "room_estimates_in_range")
+        outbox = _family(GaugeMetricFamily, "mail_outbox_depth")
+        mail = _family(GaugeMetricFamily, "mail_notices", "state")
         for figures in self.figures():
             name = figures.name
             capacity.add_metric([name], figures.capacity)
@@ -134,7 +206,62 @@ class RoomCollector:
             for reason in END_REASONS:
                 ended.add_metric([name, reason], figures.counted(f"ended_{reason}"))
             waits.add_metric([name], figures.wait_buckets(), figures.stats.get("waits:sum", 0.0))
-        yield from (capacity, taken, waiting, status, joined, admitted, ended, waits)
+            for reason, code in REFUSAL_REASONS.items():
+                refused.add_metric([name, reason, str(code)], figures.counted(f"refused_{reason}"))
+            errors.add_metric(
+                [name], figures.error_buckets(), figures.stats.get("estimates:sum", 0.0)
+            )
+            in_range.add_metric([name], figures.stats.get("estimates:in_range", 0.0))
+            outbox.add_metric([name], figures.outbox)
+            for state, count in zip(MAIL_STATES, figures.mail, strict=True):
+                mail.add_metric([name, state], count)
+        yield from (capacity, taken, waiting, status, joined, admitted, ended, waits, refused,
+                    errors, in_range, outbox, mail)  # fmt: skip
+        yield from self.server()
+
+    def server(self) -> Iterator[Metric]:
+        """The passes revoked now, and Redis's own count of script calls, their time
+        and failures (``INFO commandstats``: since Redis started or its stats were
+        reset), and of its error replies."""
+        client = self.reports.client
+        revoked = client.zcount(self.keys.revoked_passes, time.time(), "+inf")
+        commands: dict[str, dict[str, float]] = {}
+        for node in _nodes(client.info("commandstats")):  # a cluster: every node's
+            for name, figures in node.items():
+                if name.removeprefix("cmdstat_").startswith(("eval", "fcall")):
+                    mine = commands.setdefault(name.removeprefix("cmdstat_"), {})
+                    for figure in ("calls", "usec", "failed_calls"):
+                        mine[figure] = mine.get(figure, 0) + figures.get(figure, 0)
+        errors = sum(node.get("total_error_replies", 0) for node in _nodes(client.info("stats")))
+        gauge = GaugeMetricFamily(PREFIX + "pass_revocations", HELP["pass_revocations"])
+        gauge.add_metric([], revoked)
+        calls, seconds, failed = (
+            CounterMetricFamily(PREFIX + name, HELP[name], labels=["command"])
+            for name in ("redis_script_calls", "redis_script_seconds", "redis_script_failures")
+        )
+        for command, figures in commands.items():
+            calls.add_metric([command], figures["calls"])
+            seconds.add_metric([command], figures["usec"] / 1e6)
+            failed.add_metric([command], figures["failed_calls"])
+        replies = CounterMetricFamily(PREFIX + "redis_error_replies", HELP["redis_error_replies"])
+        replies.add_metric([], errors)
+        yield from (gauge, calls, seconds, failed, replies)
+
+
+def _nodes(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """INFO's answer per node: one dict from a server, one per node from a cluster."""
+    if reply and all(isinstance(v, dict) and ":" in k for k, v in reply.items()):
+        return list(reply.values())
+    return [reply]
+
+
+def _outbox_depth(length: int, group: Any) -> float:
+    """The notices the mailer has not finished: its group's pending ones and those it
+    has not read yet; the whole stream while no mailer has read it (no group yet)."""
+    if not length or group is None:
+        return float(length or 0)
+    lag = group.get("lag")  # None when Redis cannot tell (entries trimmed): all unread
+    return float(group.get("pending", 0)) + float(length if lag is None else lag)
 
 
 def _family(kind: Callable[..., F], name: str, *labels: str) -> F:
@@ -143,8 +270,9 @@ def _family(kind: Callable[..., F], name: str, *labels: str) -> F:
 
 
 class Metrics:
-    """What ``/metrics`` serves: the rooms' figures, request latency per endpoint, and
-    websocket handshakes. One per app."""
+    """What ``/metrics`` serves: the rooms' figures, request latency per endpoint,
+    websocket handshakes, the gate's answers, puzzles, and requests Redis failed. One
+    per app; the domain's ``PuzzleTally`` (``Challenges`` tells it of puzzles)."""
 
     def __init__(self, reports: Reports) -> None:
         # On no registry of their own: the scrape registry below takes them, or in
@@ -160,12 +288,42 @@ class Metrics:
             "Room websocket handshakes begun (their long lives are not timed)",
             registry=None,
         )
+        self.gate_checks = Counter(
+            f"{PREFIX}gate_checks",
+            "The gate's answers to a pass: fresh (no Redis), renewed (the seat renewed, a new "
+            "pass), refused (no pass, a bad or revoked one, the seat gone)",
+            ["result"],
+            registry=None,
+        )
+        for result in GATE_RESULTS:  # each shown from the start, at 0
+            self.gate_checks.labels(result)
+        self._gate = {result: self.gate_checks.labels(result) for result in GATE_RESULTS}
+        self.puzzles_issued = Histogram(
+            f"{PREFIX}puzzle_cost",
+            "Puzzles handed out, by the work each asks (its largest counter)",
+            ["room"],
+            buckets=PUZZLE_BUCKETS,
+            registry=None,
+        )
+        self.puzzles_solved = Histogram(
+            f"{PREFIX}puzzle_solved_tries",
+            "Puzzles solved and redeemed for a join, by the tries the solution took (its counter)",
+            ["room"],
+            buckets=PUZZLE_BUCKETS,
+            registry=None,
+        )
+        self.redis_errors = Counter(
+            f"{PREFIX}redis_errors",
+            "Requests answered 503 because Redis was unreachable or failed",
+            registry=None,
+        )
         self.registry = CollectorRegistry()
         if multiprocess():
             MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
         else:
-            self.registry.register(self.latency)
-            self.registry.register(self.handshakes)
+            for mine in (self.latency, self.handshakes, self.gate_checks, self.puzzles_issued,
+                         self.puzzles_solved, self.redis_errors):  # fmt: skip
+                self.registry.register(mine)
         # Once, on the scrape registry: it reads Redis, which every worker shares.
         self.registry.register(RoomCollector(reports))
         self._timers: dict[tuple[str, str, str], Any] = {}  # labels -> their histogram
@@ -182,6 +340,19 @@ class Metrics:
 
     def handshake(self) -> None:
         self.handshakes.inc()
+
+    def gate(self, result: str) -> None:
+        """One gate check: fresh, renewed or refused."""
+        self._gate[result].inc()
+
+    def puzzle_issued(self, room: str, cost: int) -> None:
+        self.puzzles_issued.labels(room).observe(cost)
+
+    def puzzle_solved(self, room: str, tries: int) -> None:
+        self.puzzles_solved.labels(room).observe(tries)
+
+    def redis_error(self) -> None:
+        self.redis_errors.inc()
 
     def exposition(self, accept: str) -> tuple[bytes, str]:
         """The scrape's body and content type (OpenMetrics when the scraper asks for it)."""

@@ -42,15 +42,17 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 # No 'unsafe-inline' and no 'unsafe-eval': every script and style is a file under
 # /static, and htmx runs with allowEval off (templates/base.html, meta htmx-config).
-def page_policy(form_targets: str = "") -> str:
+def page_policy(form_targets: str = "", assets: str = "", styled: bool = False) -> str:
     """The pages' Content-Security-Policy; ``form_targets``: origins besides this one a
-    form may lead to (a site room's join ends on its site)."""
+    form may lead to (a site room's join ends on its site); ``assets``: origins images
+    may come from (a room's own page); ``styled``: a room's page template, whose inline
+    styles apply (its markup is sanitized: no script in it, and none may run anyway)."""
     return "; ".join(
         [
             "default-src 'self'",
             "script-src 'self'",
-            "style-src 'self'",
-            "img-src 'self' data:",
+            "style-src 'self' 'unsafe-inline'" if styled else "style-src 'self'",
+            f"img-src 'self' data: {assets}".strip(),
             "connect-src 'self'",
             "object-src 'none'",
             "base-uri 'none'",
@@ -79,7 +81,22 @@ DATA_HEADERS = {
 }
 
 
+def larger_body(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks a view whose request body may reach ``SETTINGS_MAX_CONTENT_LENGTH`` (a
+    room's settings, with its page template) rather than ``MAX_CONTENT_LENGTH``."""
+    view.larger_body = True  # type: ignore[attr-defined]
+    return view
+
+
+def _larger_bodies() -> None:
+    """Before any hook reads the body (the CSRF check reads a form's): the view's limit."""
+    view = current_app.view_functions.get(request.endpoint or "")
+    if getattr(view, "larger_body", False):
+        request.max_content_length = current_app.config["SETTINGS_MAX_CONTENT_LENGTH"]
+
+
 def init_app(app: Flask, keys: Keys, exempt: Iterable[Blueprint] = ()) -> None:
+    app.before_request(_larger_bodies)  # first: before the CSRF check reads the form
     csrf.init_app(app)
     for blueprint in exempt:
         csrf.exempt(blueprint)

@@ -58,6 +58,7 @@ from webapp.web.i18n import (
     DEFAULT,
     LANGUAGES,
     compile_catalogues,
+    direction,
     mail_templates,
     translations_dir,
     translations_for,
@@ -65,7 +66,7 @@ from webapp.web.i18n import (
 
 log = logging.getLogger("webapp.workers.mailer")
 GROUP = "mailer"
-HERE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # webapp/, where the wheel puts templates/
 PROBE_TIMEOUT = 10.0  # seconds the SMTP server has to answer a check
 CHECK_DOWN = 5.0  # seconds between checks while the SMTP server does not answer
 # `make run` starts the mailer and gunicorn at once, and gunicorn starts the embedded
@@ -97,8 +98,8 @@ SUBJECTS = {
 
 def _templates(lang: str) -> Environment:
     """The email templates, speaking ``lang`` (the entry's language; English if unknown)."""
-    folder = HERE / "templates"
-    return mail_templates(str(folder if folder.is_dir() else HERE.parent / "templates"), lang)
+    folder = PACKAGE / "templates"
+    return mail_templates(str(folder if folder.is_dir() else PACKAGE.parent / "templates"), lang)
 
 
 class Mailer:
@@ -337,6 +338,7 @@ def compose(
         "room": title,
         "name": fields.get("name", ""),
         "lang": lang,
+        "dir": direction(lang),  # Arabic's HTML part reads right to left
         "entry_link": entry_url(s.public_url, room, sign_entry(s.secret, room, entry)),
     }
     if kind == "offered":

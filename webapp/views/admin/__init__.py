@@ -1,5 +1,5 @@
 """The control panel (HTML, behind the admin's login): the rooms, a room's page and its
-audit log, settings, people, a waitlist's and a drop's actions, site keys; the login
+audit log and its report, settings, people, a waitlist's and a drop's actions, site keys; the login
 itself and ``flask admin``; the panel's forms, charts, words and template filters."""
 
 from __future__ import annotations
@@ -8,12 +8,23 @@ from typing import TYPE_CHECKING
 
 from flask import Flask
 
-from webapp.views.admin import auth, drops, filters, people, rooms, settings, site_keys, waitlist
+from webapp.views.admin import (
+    auth,
+    drops,
+    filters,
+    page,
+    people,
+    report,
+    rooms,
+    settings,
+    site_keys,
+    waitlist,
+)
 
 if TYPE_CHECKING:
     from webapp.services import Services
 
-PANELS = (rooms, settings, people, waitlist, drops, site_keys)  # pages, then actions
+PANELS = (rooms, settings, page, people, waitlist, drops, site_keys, report)  # pages, then actions
 
 
 def init_app(app: Flask, built: Services) -> None:

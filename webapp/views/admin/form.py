@@ -13,7 +13,9 @@ times are UTC, and the form says so.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, tzinfo
 from decimal import Decimal, InvalidOperation
@@ -51,9 +53,15 @@ class Group(NamedTuple):
     settings: tuple[Setting, ...]
 
 
+# Groups edited on a page of their own: the waiting page's template (admin_page.py)
+OWN_PAGES = ("page",)
+
+
 def _groups() -> tuple[Group, ...]:
     out = []
     for group, heading in GROUPS:
+        if group in OWN_PAGES:
+            continue
         members = tuple(s for s in SETTINGS if s.group == group and s.name != "kind")
         kinds = tuple(sorted({kind for s in members for kind in s.kinds}))
         out.append(Group(group, heading, kinds, members))
@@ -222,6 +230,8 @@ def shown(setting: Setting, value: Any, zone: tzinfo = UTC) -> str:
     "Lottery", "2025-06-01 18:00 Europe/Berlin (16:00 UTC)"."""
     if value is None or (value == "" and setting.text):
         return setting.blank or "empty"
+    if setting.markup:  # a page template: its size, and a digest to tell two apart
+        return template_words(str(value))
     if setting.choices:
         return setting.choice_label(str(value))
     if setting.flag:
@@ -236,6 +246,17 @@ def shown(setting: Setting, value: Any, zone: tzinfo = UTC) -> str:
     if setting.text:
         return f"“{value}”"
     return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def template_words(text: str) -> str:
+    """A page template in words: "a template of 2,246 bytes (SHA-1 3f2a9c01)"; the audit
+    log keeps a long one as '#<bytes>:<sha1 hex>' (room_configure.lua)."""
+    kept = re.fullmatch(r"#(\d+):([0-9a-f]{40})", text)
+    if kept:
+        size, digest = int(kept[1]), kept[2]
+    else:
+        size, digest = len(text.encode()), hashlib.sha1(text.encode()).hexdigest()
+    return f"a template of {size:,} bytes (SHA-1 {digest[:8]})"
 
 
 def problem(setting: Setting) -> str:

@@ -11,11 +11,13 @@ happened; bad input re-renders the page with the errors (400) and changes nothin
 
 from __future__ import annotations
 
+import contextlib
 from datetime import tzinfo
 from typing import Any
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp.domain.reports import PAGE, Person
 from webapp.domain.rooms import RoomError, RoomNotFound
@@ -70,7 +72,10 @@ def who() -> str:
 def zone() -> tzinfo:
     """The admin's time zone: the one the form's times were typed in, else the one the
     panel's script remembered in a cookie; UTC without either (admin_form.py)."""
-    return zone_named(request.form.get("tz") or request.cookies.get(ZONE_COOKIE))
+    typed = None
+    with contextlib.suppress(RequestEntityTooLarge):  # the 413 page of a too large form
+        typed = request.form.get("tz")
+    return zone_named(typed or request.cookies.get(ZONE_COOKIE))
 
 
 def is_partial(target: str) -> bool:

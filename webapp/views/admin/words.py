@@ -28,6 +28,18 @@ VOID_WHY = {"loop": "it closed a referral loop", "admin": "an admin voided it",
             "gone": "its referrer is gone"}  # fmt: skip
 LEGS = {"pending": "Pending: not confirmed yet", "credited": "Credited", "held": "Held for "
         "review", "void": "Void"}  # fmt: skip
+# Why places ended and why joins were refused, as a room's report names them
+ENDED_WHY = {"left": "Left", "removed": "Removed by an admin", "dropped": "Dropped out (missed "
+             "check-ins)", "unclaimed": "Seat offered, not claimed", "grace": "Away past the "
+             "grace period", "session": "Stopped checking in", "released": "Released by the "
+             "site", "sold_out": "Sold out", "event_ended": "Event ended"}  # fmt: skip
+REFUSED_WHY = {"throttled": "Too many joins from one address or network",
+               "prequeue_capped": "Pre-queue cap of an address or network",
+               "puzzle": "Proof of work asked", "identity_required": "No identity from the "
+               "site", "identity_invalid": "Identity not valid", "sold_out": "Sold out",
+               "event_ended": "Event ended", "not_open_yet": "Not open yet",
+               "closed": "Room closed", "admission_control": "Line full or wait too long",
+               "invalid_input": "Bad input"}  # fmt: skip
 DETAILS = {
     ("admit", "line"): "from the line",
     ("admit", "direct"): "on joining (a seat was free)",
@@ -82,6 +94,8 @@ def stored_words(name: str, text: str) -> str:
     if setting is None:
         return text
     value: Any
+    if setting.markup:  # kept as its size and digest when long (room_configure.lua)
+        return shown(setting, text)
     try:
         value = setting.from_text(text)
     except InvalidSetting:

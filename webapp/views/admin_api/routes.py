@@ -25,6 +25,7 @@ from webapp.views.shared.admin import (
 )
 from webapp.views.shared.json_body import json_object, whole_number
 from webapp.web.links import entry_token
+from webapp.web.security import larger_body
 
 bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 WHO = "api"  # how the audit log names a change made with the bearer token
@@ -91,6 +92,7 @@ def list_rooms() -> ResponseReturnValue:
 
 @bp.put("/rooms/<room>")
 @admin_only
+@larger_body
 def put_room(room: str) -> ResponseReturnValue:
     changes = json_object(required=True)
     created = rooms().settings(room) is None

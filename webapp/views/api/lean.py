@@ -76,6 +76,7 @@ class LeanCheckIn:
             status, headers = room_refusal(error)
             return reply(start_response, status, {"error": str(error)}, headers)
         except RedisError as error:
+            self.built.metrics.redis_error()
             status, message, headers = outage("GET", environ.get("PATH_INFO", ""), error)
             return reply(start_response, status, {"error": message}, headers)
         body = standing_body(self.built, room, standing)

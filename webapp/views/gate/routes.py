@@ -69,20 +69,20 @@ def check(room: str) -> ResponseReturnValue:
     if built.revocations.revoked(room, held, now):  # the seat ended lately
         return refused(room)
     if held.fresh(now):
+        built.metrics.gate("fresh")
         return "", 204, {VISITOR: held.subject}
     renew_seconds = lobby().settings(room).pass_renew_seconds
-    fresh = built.seat_passes.rotate(room, held, renew_seconds, now)
-    if fresh is None:  # a copy of a pass another holder renewed first, or the seat ended
-        return refused(room)
-    try:
-        ticket = visits().renew(room, held.token)
-    except RoomError:  # the seat ended (why: the waiting page says), or the room went
-        return refused(room)
-    if not ticket.seated:
+    # the seat's pass rotated and its check-in, in one script call (Visits.renew_pass)
+    fresh = built.seat_passes.renewed(
+        room, held, renew_seconds, now,
+        lambda jti, presented: visits().renew_pass(room, held.token, jti, presented),
+    )  # fmt: skip
+    if fresh is None:  # a copy another holder renewed first, or the seat ended
         return refused(room)
     response = make_response("", 204)
     response.headers[VISITOR] = held.subject
     set_pass(response, room, fresh)
+    built.metrics.gate("renewed")
     return response
 
 
@@ -223,6 +223,7 @@ class FreshGate:
                     and not self.revocations.revoked(room, held, now)
                 ):
                     start_response("204 NO CONTENT", [(VISITOR, held.subject)])
+                    self.metrics.gate("fresh")
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
                     return []
                 if held is None and self.bypassed(room, environ):
@@ -265,6 +266,7 @@ def waiting_page(room: str) -> str:
 
 
 def refused(room: str) -> ResponseReturnValue:
+    services().metrics.gate("refused")
     location = waiting_page(room)
     if request.args.get("redirect") == "1":
         response = redirect(location, 302)

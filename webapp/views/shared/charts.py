@@ -62,11 +62,19 @@ def number(value: float) -> str:
 
 
 def line_chart(
-    times: Sequence[float], values: Series, label: str, unit: str = "", zone: tzinfo = UTC
+    times: Sequence[float],
+    values: Series,
+    label: str,
+    unit: str = "",
+    zone: tzinfo = UTC,
+    more: Sequence[Series] = (),
 ) -> Chart:
     """``values`` at ``times`` (seconds) as a line with a y axis from 0 and three times
-    on the x axis; gaps where a value is None, a dot for a lone sample."""
-    top = nice_ceiling(max((v for v in values if v is not None), default=0.0))
+    on the x axis; gaps where a value is None, a dot for a lone sample. ``more``: other
+    series on the same axes (classes ``series-1``, ``series-2``...; the caption says
+    what each is), the sentence of the first."""
+    every = [values, *more]
+    top = nice_ceiling(max((v for vs in every for v in vs if v is not None), default=0.0))
     step = (WIDTH - LEFT - RIGHT) / max(len(values) - 1, 1)
 
     def x(i: int) -> float:
@@ -76,13 +84,17 @@ def line_chart(
         return TOP + (HEIGHT - TOP - BOTTOM) * (1 - value / top)
 
     parts = _axes(top, [(x(i), clock(times[i], zone)) for i in _ticks(len(times))], y)
-    for run in _runs(values):
-        if len(run) == 1:
-            i, value = run[0]
-            parts.append(f'<circle class="dot-point" cx="{x(i):.1f}" cy="{y(value):.1f}" r="2"/>')
-        else:
-            points = " ".join(f"{x(i):.1f},{y(value):.1f}" for i, value in run)
-            parts.append(f'<polyline class="series" points="{points}"/>')
+    for k, series in enumerate(every):
+        extra = f" series-{k}" if k else ""
+        for run in _runs(series):
+            if len(run) == 1:
+                i, value = run[0]
+                parts.append(
+                    f'<circle class="dot-point{extra}" cx="{x(i):.1f}" cy="{y(value):.1f}" r="2"/>'
+                )
+            else:
+                points = " ".join(f"{x(i):.1f},{y(value):.1f}" for i, value in run)
+                parts.append(f'<polyline class="series{extra}" points="{points}"/>')
     return Chart(label, _svg(parts), summarise(times, values, unit, zone))
 
 

@@ -18,6 +18,7 @@ from webapp.domain.estimate import Estimate
 from webapp.domain.identity import IdentityInvalid, IdentityRequired
 from webapp.domain.join_limits import Throttled
 from webapp.domain.site_keys import SiteKeyNotFound, TooManySiteKeys
+from webapp.views import services
 from webapp.views.shared.extras import room_about
 from webapp.views.shared.words import explain, wait_words
 from webapp.web.i18n import _, gone_reason
@@ -279,6 +280,7 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(RedisError)
     def redis_down(error: RedisError) -> ResponseReturnValue:
+        services().metrics.redis_error()
         status, message, headers = outage(request.method, request.path, error)
         return error_response(status, message, headers, outage=True)
 

@@ -17,13 +17,14 @@ from typing import Any
 from flask import Response, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
+from webapp.domain import page_template
 from webapp.domain.chat import MAX_TEXT
 from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
 from webapp.live.realtime import room_state
 from webapp.views import admission, chats, lobby, reports, visits
-from webapp.views.shared import passes, session
+from webapp.views.shared import own_page, passes, session
 from webapp.views.shared.drops import drop_view
 from webapp.views.shared.words import trend_words, wait_words
 
@@ -238,7 +239,7 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
     seen = request.args.get("seen", type=int)
     guess = standing.estimate
     settings = lobby().settings(room)
-    return {
+    context = {
         "room": room,
         "ticket": ticket,
         "you": public_id(ticket.token),
@@ -256,3 +257,33 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "drop": drop_view(room, settings, ticket),
         "site": settings.site_url,  # a site room: the turn leads to the site
     }
+    if settings.page_template:  # the room's own page (issue 30)
+        context["own"] = own_body(room, standing, settings, context)
+        context["own_controls"] = page_template.names_controls(settings.page_template)
+    return context
+
+
+def own_body(room: str, standing: Standing, settings: RoomSettings, context: dict[str, Any]) -> str:
+    """The room's page template with this visitor's figures (and controls)."""
+    ticket, drop = standing.ticket, context["drop"]
+    commitment = ""
+    if drop is not None and drop.prequeue_at is not None:
+        commitment = visits().drops.draw(room).commitment
+    next_url = ""
+    if settings.site_url:
+        next_url = passes.site_target(settings.site_url, passes.kept_next(room))
+    values = own_page.figures(
+        title=settings.title or room,
+        position=ticket.position,
+        waiting=ticket.waiting,
+        status=ticket.room_status,
+        guess=standing.estimate,
+        poll=standing.poll_after,
+        now=ticket.now,
+        support_code=ticket.support_code,
+        settings=settings,
+        drop=drop,
+        commitment=commitment,
+        next_url=next_url,
+    )
+    return own_page.body(settings.page_template, values, **context)

@@ -17,11 +17,12 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.emails import MAX_EMAIL, normalise_email
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, public_id
 from webapp.views import lobby, reports, rooms, visits
-from webapp.views.shared import place, session
+from webapp.views.shared import own_page, place, session
 from webapp.views.shared.words import explain
 from webapp.web.i18n import _, current_language
 
 bp = Blueprint("line", __name__)
+bp.after_request(own_page.room_headers)  # a room's own page: its styles and images
 
 
 @bp.get("/rooms/<room>/line")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -25,30 +24,15 @@ from webapp.domain.refusals import NotOpenYet, RoomClosed, SoldOut, TicketGone, 
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.views import admission, lobby, visits
-from webapp.views.shared import passes, place, puzzle, session
+from webapp.views.shared import own_page, passes, place, puzzle, session
 from webapp.views.shared.errors import asks_for_json
 from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist_json
 from webapp.views.shared.words import explain
 from webapp.views.visitor.waitlist import signup_page
 from webapp.web.i18n import _
-from webapp.web.security import page_policy
 
 bp = Blueprint("pages", __name__)
-ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?")  # one CSP source, no more
-
-
-@bp.after_request
-def site_forms(response: Response) -> Response:
-    """A site room's page lets its forms lead to the site: a join that is let in at once
-    is redirected there, which the policy's form-action must allow (that origin only)."""
-    room = (request.view_args or {}).get("room")
-    if room and response.mimetype == "text/html":
-        with contextlib.suppress(RoomError):
-            parts = urlsplit(lobby().settings(room).site_url)
-            origin = f"{parts.scheme}://{parts.netloc}"
-            if parts.netloc and ORIGIN.fullmatch(origin):
-                response.headers["Content-Security-Policy"] = page_policy(origin)
-    return response
+bp.after_request(own_page.room_headers)  # a site room's form-action; a room's own page
 
 
 @bp.after_request
