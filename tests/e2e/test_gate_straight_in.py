@@ -72,7 +72,7 @@ def gated(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Gated]:
             if kind == "nginx"
             else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
         )
-        with run_origin(origin, public, "shop"), proxy:  # checkout: the pass releases
+        with run_origin(origin, public, "shop"), proxy:
             gated = Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin)
             warm_up(gated)
             yield gated
@@ -124,9 +124,6 @@ def test_straight_through_then_straight_in_line(gated: Gated, person: Any, width
     assert in_line < 2.0, in_line
     summary = gated.server.api("GET", "/api/rooms/shop/qsize")
     assert summary == {"len": 1, "active": 1, "capacity": 1}
-
-    a.goto(f"{gated.url}/shop/checkout")  # A's seat released: B goes in
-    expect(b).to_have_url(f"{gated.url}/shop/item", timeout=2_000)
 
 
 def test_bypass_paths(gated: Gated) -> None:
