@@ -25,9 +25,11 @@ $(DEV): pyproject.toml | $(PY)
 # The emails' links open the app where `make run` serves it, unless WEBAPP_PUBLIC_URL
 # says otherwise (the address people reach it at, behind a proxy)
 run: export WEBAPP_PUBLIC_URL ?= http://$(HOST):$(PORT)
-# The mailer (docs/operations.md, "Email") runs beside gunicorn and stops with it
+# The mailer (docs/operations.md, "Email") and the webhook worker (docs/webhooks.md) run
+# beside gunicorn and stop with it
 run: $(RUNTIME)
-	$(PY) -m webapp.workers.mailer & mailer=$$!; trap 'kill $$mailer 2>/dev/null' EXIT; \
+	$(PY) -m webapp.workers.mailer & mailer=$$!; $(PY) -m webapp.workers.webhooks & hooks=$$!; \
+	trap 'kill $$mailer $$hooks 2>/dev/null' EXIT; \
 	$(VENV)/bin/gunicorn -c python:webapp.web.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 
 test: lint

@@ -100,6 +100,10 @@ class Defaults:
     MAIL_BACKOFF_SECONDS = 5.0  # before the second try; doubles with each try
     MAIL_POLL_SECONDS = 1.0  # between rounds when there was nothing to send
     MAIL_CHECK_SECONDS = 30.0  # how often the mailer checks that its SMTP server answers
+    # The webhook worker (python -m webapp.workers.webhooks, docs/webhooks.md)
+    WEBHOOK_LEASE_SECONDS = 30.0  # a delivery being sent is the sending worker's this long
+    WEBHOOK_POLL_SECONDS = 0.05  # between rounds when there was nothing to do
+    WEBHOOK_HOSTS = ""  # the hosts endpoints may name, comma-separated ("": any host)
     # The library reads frames up to 1 MiB whole, so that a frame over WS_MAX_FRAME_BYTES
     # gets its 1009 close frame, not a TCP reset (webapp/views/visitor/frame_budget.py)
     SOCK_SERVER_OPTIONS: ClassVar[dict[str, int]] = {

@@ -37,6 +37,7 @@ from webapp.domain.site_keys import SiteKeys
 from webapp.domain.sweeper import Sweeper
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
+from webapp.domain.webhooks import Webhooks
 from webapp.infra.periodic import off_the_loop, run_every
 from webapp.live.chat_relay import ChatRelay
 from webapp.live.realtime import Hub, RoomRelay, room_state
@@ -79,6 +80,7 @@ class Services:
     site_keys: SiteKeys
     join_limits: JoinLimits
     admission: Admission
+    webhooks: Webhooks
     room_reports: RoomReports
     _loops: list[threading.Event] = field(default_factory=list)
 
@@ -134,12 +136,15 @@ def build(settings: Mapping[str, Any]) -> Services:
     waitlists = Waitlists(rooms, secret=secret)
     revocations = Revocations(client, keys, hub, clock)
     visits = Visits(rooms, reports, chats, announcer, lobby, waitlists, revocations)
+    hosts = str(settings.get("WEBHOOK_HOSTS") or "").split(",")
+    webhooks = Webhooks(client, keys, scripts, clock, hosts=hosts)
+    visits.webhooks = webhooks  # a new room writes its events at once if one is wanted
     passes = Passes(
         PassKeys(settings["PASS_KEY"], settings.get("PASS_KEY_PREVIOUS")),
         issuer=str(settings["PUBLIC_URL"]).rstrip("/"),
         secret=secret,
     )
-    metrics = Metrics(reports)
+    metrics = Metrics(reports, webhooks)
     challenges = Challenges(client, keys, secret, clock, tally=metrics)
     join_limits = JoinLimits(client, keys, scripts)
     policy = JoinPolicy.read(settings)
@@ -194,5 +199,6 @@ def build(settings: Mapping[str, Any]) -> Services:
         site_keys=SiteKeys(client, keys, scripts),
         join_limits=join_limits,
         admission=admission,
+        webhooks=webhooks,
         room_reports=RoomReports(reports, visits.drops),
     )

@@ -174,7 +174,9 @@
       tick();
     }
     if (state === "waiting") {
-      document.title = t("inLine", { position: status.dataset.position, room: title });
+      document.title = status.dataset.position  // none under random order: a draw
+        ? t("inLine", { position: status.dataset.position, room: title })
+        : t("inDraw", { room: title });
       var eta = status.querySelector(".eta");
       if (eta && status.dataset.wait) {  // the wait as a clock time, in the visitor's zone
         var at = new Date(Date.now() + 1000 * Number(status.dataset.wait));

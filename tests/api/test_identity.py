@@ -138,3 +138,16 @@ def test_the_secret_and_key_are_checked(client, make_room):
     rsa = client.put("/api/admin/rooms/shop", json={"capacity": 1, "identity_public_key": "x"},
                      headers=ADMIN)  # fmt: skip
     assert rsa.status_code == 400 and "PEM" in rsa.get_json()["error"]
+
+
+def test_the_secret_never_reaches_the_audit_log(client, shop):
+    """The shared secret is set and changed, and neither value is written out: the audit
+    log (and the room.changed event, built from the same list) says it is hidden."""
+    other = "another identity secret, 32+ characters long!"
+    changed = client.put("/api/admin/rooms/shop", json={"identity_secret": other}, headers=ADMIN)
+    assert changed.status_code == 200
+    audit = client.get("/api/admin/rooms/shop/audit", headers=ADMIN).get_data(as_text=True)
+    csv = client.get("/api/admin/rooms/shop/audit?format=csv", headers=ADMIN).get_data(as_text=True)
+    for text in (audit, csv):
+        assert SECRET not in text and other not in text
+        assert "(hidden)" in text

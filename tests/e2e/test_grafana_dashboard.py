@@ -11,11 +11,13 @@ panel's own SVG charts, one page) and screenshotted there as grafana-panels.png.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -28,14 +30,15 @@ from typing import Any
 import pytest
 from building import solved
 from gunicorn_app import ROOT, Server, e2e_server, free_port, stopping
+from receiver import Receiver
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 DASHBOARD = ROOT / "docs" / "grafana" / "waiting-room.json"
 # What Grafana puts in for the dashboard's variables when "All" rooms are chosen, and a
 # rate window that holds the whole test
 VARIABLES = {"$__rate_interval": "1m", "$__interval": "5s", "$room": ".*", "${room}": ".*"}
-# Exposed by the webhooks' worker (issue 31's other half): their panels must query
-# without error; they are held to "has data" once /metrics exposes them.
+# The webhooks' metrics (issue 31's other half): their panels must query without error,
+# and are held to "has data" once /metrics exposes them (it does, with the worker below).
 LATER = ("waitingroom_webhook_",)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:EdDSA is deprecated")]
@@ -169,9 +172,31 @@ def traffic(server: Server) -> None:
     assert call(server, "GET", "/gate/shop")[0] == 401
 
 
+@contextlib.contextmanager
+def webhooks_sent(server: Server) -> Iterator[Receiver]:
+    """A webhook endpoint taking every room's events, a receiver on loopback, and the
+    webhook worker beside the app (``python -m webapp.workers.webhooks``, the app's
+    settings), so the webhooks' panels have deliveries to show."""
+    receiver = Receiver()
+    token = f"Bearer {server.admin_token}"
+    status, body = call(server, "POST", "/api/admin/webhooks", {"url": receiver.url},
+                        Authorization=token)  # fmt: skip
+    assert status == 201, body
+    worker = subprocess.Popen([sys.executable, "-m", "webapp.workers.webhooks"],
+                              env=dict(server.env or {}), cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        with stopping(worker, timeout=10):
+            yield receiver
+    finally:
+        receiver.stop()
+
+
 def test_every_panel_has_data(server: Server, prometheus: str, tmp_path: Path) -> None:
     """Every panel's queries run without error in Prometheus, and each panel shows data."""
-    traffic(server)
+    with webhooks_sent(server) as receiver:
+        traffic(server)
+        until(lambda: len(receiver.ok()) >= 20, 20, "the webhooks were not delivered")
     started = time.time()
     # the figures of the end of the traffic scraped (twice, for the rates)
     until(lambda: bool(query(prometheus, "waitingroom_room_refused_total{code='401'} > 0")),

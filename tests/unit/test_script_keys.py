@@ -47,7 +47,7 @@ SINGLE = {
 
 def known_names() -> set[str]:
     keys = Keys("t")
-    families = [keys.room("r"), keys.drop("r"), keys.waitlist("r"), keys.chat("c")]
+    families = [keys.room("r"), keys.drop("r"), keys.waitlist("r"), keys.chat("c"), keys.hook("e")]
     return {name for family in families for name in family.named()} | set(SINGLE)
 
 

@@ -15,6 +15,9 @@ The order, for every kind of join:
    (``webapp.domain.identity``): the join is that customer's one place (a re-join if
    they hold it already, from any device); a bad token is ``IdentityInvalid``, none
    where the room requires one ``IdentityRequired`` (401).
+   A room whose ``queueing_method`` is reject takes no new place from here on:
+   ``QueueRejecting`` (503 with ``Retry-After``; the engine refuses it too, so a
+   worker whose cached settings are a second old cannot let one in).
 3. **The limits** (``JoinLimits``): the client's address and network, and a waitlist's
    sign-ups per address; beyond one, ``Throttled`` (429). A live room's join is
    counted by the engine's own script call (step 5: one round trip), unless a puzzle
@@ -48,7 +51,7 @@ from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import NO_LIMITS, Counting, JoinLimits, Limit, network_of
 from webapp.domain.join_refusals import JoinRefusals, reason_of
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.refusals import InvalidInput, JoinRefused, KnownAddress
+from webapp.domain.refusals import InvalidInput, JoinRefused, KnownAddress, QueueRejecting
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import LIVE
@@ -227,6 +230,10 @@ class Admission:
             request = replace(request, identity=customer.identity)
             if self.reports.holds(room, customer.identity):
                 return Joined(self._engine(request))
+        if settings.queueing_method == "reject":  # no new place; a held one still counts
+            if request.identity and self.reports.holds(room, request.identity):
+                return Joined(self._engine(request))  # its own place, checked in
+            raise QueueRejecting(room)
         limits = self._limits(request, waitlist=False)
         counting = self.join_limits.counting(room, limits, self.clock())
         if puzzle:  # counted first, so a throttled client solves nothing

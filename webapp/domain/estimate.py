@@ -96,6 +96,26 @@ def wait_for(room: Rates, ahead: int, seated: int = 0) -> Estimate:
     )
 
 
+CHANCE_WITHIN = 300.0  # seconds: the span random order's chance of a seat is told for
+
+
+class SeatChance(NamedTuple):
+    """Under random order: the chance (0 to 1) of a seat within ``within`` seconds."""
+
+    within: float
+    chance: float
+
+
+def seat_chance(room: Rates, waiting: int, within: float = CHANCE_WITHIN) -> SeatChance:
+    """The chance that one person among ``waiting`` in a line under random order is
+    drawn for a seat within ``within`` seconds. About ``service * within`` seats free up
+    meanwhile, each drawn among those waiting without putting anyone back, so a given
+    person is among them with chance draws / waiting (capped at 1). Newcomers joining
+    meanwhile lower it and dropouts raise it; the figure is read afresh at every poll."""
+    draws = room.service * within
+    return SeatChance(within, min(1.0, draws / max(waiting, 1)))
+
+
 def max_ahead_for(room: Rates | None, max_wait: float) -> int | None:
     """Most people a new joiner may find ahead for the expected wait to stay within
     ``max_wait``: -1 refuses anyone who would wait; None when the wait is unknown

@@ -18,6 +18,7 @@ from webapp.domain.refusals import (
     InvalidInput,
     JoinRefused,
     NotOpenYet,
+    QueueRejecting,
     RoomClosed,
     SoldOut,
 )
@@ -35,6 +36,7 @@ REASONS: dict[str, int] = {
     "not_open_yet": 409,
     "closed": 409,
     "admission_control": 503,  # the line is full, or the wait too long
+    "rejecting": 503,  # the room's queueing_method is reject (issue 30)
     "invalid_input": 400,  # a bad email, name or token
 }
 # most specific first: PrequeueCapped is a Throttled, NotOpenYet and EventEnded are closed
@@ -47,6 +49,7 @@ _BY_CLASS: tuple[tuple[type[Exception], str], ...] = (
     (EventEnded, "event_ended"),
     (NotOpenYet, "not_open_yet"),
     (RoomClosed, "closed"),
+    (QueueRejecting, "rejecting"),  # a JoinRefused of its own
     (JoinRefused, "admission_control"),
     (InvalidInput, "invalid_input"),
 )

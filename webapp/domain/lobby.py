@@ -31,6 +31,7 @@ from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     JoinRefused,
+    QueueRejecting,
     RoomNotFound,
     RoomSummary,
     SettingsChanged,
@@ -56,6 +57,8 @@ class Standing(NamedTuple):
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
     trend: str | None = None  # "slower" or "faster" than the figure shown before said
     basis: str | None = None  # "typical" (the admin's typical stay) or "measured"; None: none
+    method: str = "fifo"  # the room's queueing_method, which says what the figures mean
+    chance: estimate.SeatChance | None = None  # random order: the chance of a seat soon
 
 
 class Ended(NamedTuple):
@@ -247,6 +250,8 @@ class Lobby:
                 lang=lang,
                 limits=limits,
             )
+        except QueueRejecting:
+            raise  # its own hint: the room turns joins away, whatever the line
         except JoinRefused as refused:
             if seat_only:  # no seat free: nobody asked to wait, so no retry to work out
                 raise
@@ -274,18 +279,27 @@ class Lobby:
             session = cached.settings.session_seconds if cached.settings else 600
             done = estimate.Estimate(0.0, 0.0)
             return Standing(ticket, done, round(min(session / 3, 30.0), 1), done)
+        method = cached.settings.queueing_method if cached.settings else "fifo"
         raw = None
         rates = self.rates(room, ticket.now, ticket.capacity)
-        if ticket.room_status != "paused" and rates is not None:
+        moving = ticket.room_status != "paused" and rates is not None
+        if method in ("random", "passthrough"):
+            # no place-based wait: a draw (the chance of a seat soon), or a seat coming
+            poll = estimate.poll_after(dropout, ticket.position, None, ticket.window)
+            chance = None
+            if method == "random" and moving and rates is not None:
+                chance = estimate.seat_chance(rates, ticket.waiting)
+            return Standing(ticket, None, poll, method=method, chance=chance)
+        if moving and rates is not None:
             raw = estimate.wait_for(rates, ticket.ahead, ticket.active)
         poll = estimate.poll_after(dropout, ticket.position, raw, ticket.window)
         if raw is None or rates is None:
-            return Standing(ticket, None, poll)
+            return Standing(ticket, None, poll, method=method)
         before = estimate.Shown.loads(shown)
         figure = estimate.smooth(before, raw, ticket.now, rates.service)
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
-        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis)
+        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method)
 
     def place(self, room: str, token: str, shown: str | None = None) -> Place:
         """Where a ticket stands, for a page: a waiting ticket checks in (its place stays
@@ -331,6 +345,15 @@ class Lobby:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""
         rates = self.rates(room, self.now())
         return None if rates is None else estimate.wait_for(rates, waiting)
+
+    def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
+        """Under random order: a joiner's chance of a seat soon, in a line of
+        ``waiting`` and themselves; None under any other order or while the pace is
+        unknown."""
+        if self.settings(room).queueing_method != "random":
+            return None
+        rates = self.rates(room, self.now())
+        return None if rates is None else estimate.seat_chance(rates, waiting + 1)
 
     def basis(self, room: str) -> str | None:
         """What the room's estimates rest on now: "typical" (the admin's typical stay,

@@ -120,6 +120,19 @@ class JoinRefused(RoomError):
         self.waiting = waiting
 
 
+REJECT_RETRY = 300  # seconds a joiner turned away by queueing_method reject is told to wait
+
+
+class QueueRejecting(JoinRefused):
+    """The room's queueing_method is reject: it takes no new joins for now (people in
+    line keep their places, people inside their seats)."""
+
+    def __init__(self, room: str) -> None:
+        super().__init__(
+            f"room {room!r} takes no new visitors for now; please try again later", REJECT_RETRY
+        )
+
+
 class Reply(NamedTuple):
     """What a refusing script said besides its code."""
 
@@ -140,6 +153,7 @@ REFUSALS: dict[str, Callable[[Reply], Exception]] = {
     "unknown_entry": lambda r: EntryNotFound("no such entry on this waitlist"),
     "gone": lambda r: TicketGone(r.why),
     "closed": lambda r: RoomClosed(f"room {r.room!r} is closed to new visitors"),
+    "rejecting": lambda r: QueueRejecting(r.room),
     "waitlist": lambda r: RoomClosed(
         f"room {r.room!r} is a waitlist: sign up to it with your email"
     ),

@@ -23,6 +23,7 @@ RoomKind = Literal["live", "waitlist"]
 KINDS: tuple[RoomKind, ...] = ("live", "waitlist")
 Ordering = Literal["fifo", "priority", "lottery"]
 Challenge = Literal["off", "on", "auto"]
+QueueingMethod = Literal["fifo", "random", "passthrough", "reject"]
 Identity = Literal["off", "optional", "required"]
 IDENTITY_SECRET_MIN = 32  # characters of an HS256 secret (RFC 7518: a key of 256 bits)
 
@@ -347,6 +348,19 @@ SETTINGS: tuple[Setting, ...] = (
             "free up. Manual: nobody is seated except by an admin.",
             "auto", choices=(("auto", "Automatic"), ("manual", "Manual")),
             group="capacity", kinds=LIVE),
+    # The operator's choice of order (issue 30): who a free seat goes to (room_lib.lua
+    # promote()); switching in either direction keeps every place and the join order.
+    Setting("queueing_method", "Order of admission", "First come: seats go to the line "
+            "in join order. Random: each free seat goes to someone drawn at random among "
+            "those waiting and present (each draw is in the audit log with its seed, so it "
+            "can be checked). Pass through: everyone is let in at once, whatever the "
+            "seats: for a sale whose traffic turned out light (switching to it lets in "
+            "everyone waiting). Reject: new joins are turned away with a notice; people "
+            "waiting keep their places and are let in first come, people inside keep "
+            "their seats. Switching between them loses no place.",
+            "fifo", choices=(("fifo", "First come"), ("random", "Random"),
+                             ("passthrough", "Pass through"), ("reject", "Reject new joins")),
+            group="capacity", kinds=LIVE),
     # Bots (issue 25): a proof of work on every join (webapp/domain/challenge.py)
     Setting("challenge", "Puzzle on joining", "Off: nobody solves one. On: every new join "
             "solves a small puzzle first (a second or so of the browser's work; people who "
@@ -452,6 +466,7 @@ class RoomSettings:
     admit_per_minute: int | None = DEFAULTS["admit_per_minute"]
     status: RoomStatus = DEFAULTS["status"]
     admission_mode: AdmissionMode = DEFAULTS["admission_mode"]
+    queueing_method: QueueingMethod = DEFAULTS["queueing_method"]
     challenge: Challenge = DEFAULTS["challenge"]
     challenge_threshold: int = DEFAULTS["challenge_threshold"]
     challenge_cost: int = DEFAULTS["challenge_cost"]

@@ -30,6 +30,7 @@ from webapp.domain.seat_passes import ROOM, Revocations
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import Admission, Ticket, public_id
 from webapp.domain.waitlist import Waitlists
+from webapp.domain.webhooks import Webhooks
 
 log = logging.getLogger(__name__)
 MAX_NOTICE = 280  # characters
@@ -63,6 +64,7 @@ class Visits:
         self.waitlists = waitlists
         self._paced: dict[str, float] = {}  # room -> when this process last hinted its pace
         self.drops = Drops(rooms)
+        self.webhooks: Webhooks | None = None  # a new room's webhooks flag (services.build)
 
     # -- the room itself --------------------------------------------------------
 
@@ -70,8 +72,11 @@ class Visits:
         """Creates the room or changes its settings (the script audits it): this process
         forgets its cached settings and the room's open pages are told, since a change
         (a capacity raise, a reopen) can let people in from the line."""
-        check_schedule(self.rooms.settings(room) or RoomSettings(), changes)
+        before = self.rooms.settings(room)
+        check_schedule(before or RoomSettings(), changes)
         settings = self.rooms.configure(room, changes, who=who)
+        if before is None and self.webhooks is not None:
+            self.webhooks.flag_rooms([room])
         if has_schedule(settings) or settings.stock is not None:
             # a drop's seed is committed at once; a new start after a drop, a new draw
             self.drops.tick(room, rescheduled=bool({"prequeue_at", "starts_at"} & set(changes)))

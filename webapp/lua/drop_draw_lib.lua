@@ -78,6 +78,8 @@ local function drop_finish(now, seed_hex, n)
     redis.call('HDEL', K_CLOCK, 'placing')
     PLACING = nil
     audit(now, 'draw_reveal', nil, seed_hex .. ' ' .. n)
+    emit('drop.started', now, nil, nil, {commitment = redis.call('HGET', K_DROP, 'commitment'),
+        seed = seed_hex, entries = n})
 end
 
 -- Calls `fn` with the list in chunks of 1,000 (unpack's stack is bounded).

@@ -64,6 +64,7 @@ if left then
 end
 local ended = 0
 if left and left <= 0 then
+    if not d.stock or d.stock > 0 then emit('room.sold_out', now, nil, nil, {sold = sold}) end
     ended = end_waiting(now, 'sold_out', BATCH, 5000)  -- (µs; the sweep ends the rest)
 end
 local shown = left and tostring(left) or ''

@@ -1,7 +1,9 @@
 --!include waitlist_lib.lua
 --!keys admit_request
--- room_admit.lua: an admin lets the next `count` people in line in (batch admission).
--- Each is offered a seat, claimed by their next check-in or socket as any offer is.
+-- room_admit.lua: an admin lets the next `count` people in line in (batch admission):
+-- the next by the room's order (under queueing_method random, each drawn as the engine
+-- draws, room_lib.lua offer_drawn). Each is offered a seat, claimed by their next
+-- check-in or socket as any offer is.
 -- In a waitlist room the next `count` confirmed entries are admitted instead (no seat;
 -- capacity does not apply), each with its message in the outbox.
 -- Idempotent by request id: the same id again admits nobody new and answers as the
@@ -93,7 +95,8 @@ if one ~= '' then
     wanted = 0
 end
 while #admitted < wanted and looked < wanted + BATCH do
-    local head, offered = offer_head(now, lease, s)  -- never admits the absent
+    -- the head, or under random order a draw (room_lib.lua); never admits the absent
+    local head, offered = offer_next(now, lease, s)
     if not head then
         break
     end

@@ -12,7 +12,7 @@
 --   settings     hash   capacity, dropout_seconds, grace_seconds, session_seconds,
 --                       max_wait_seconds, max_line_length, status, admission_mode,
 --                       version, notice, notice_at, born (when the room was made),
---                       max_checkin_seconds
+--                       max_checkin_seconds, queueing_method
 --   seq          string the line's sequence: one number per joiner, never reused
 --   line         zset   waiting ticket -> sequence number (the order of the line)
 --   checkin      zset   waiting ticket -> time it drops out unless it checks in
@@ -108,12 +108,13 @@ end
 
 -- The settings the room scripts read (a room's hash also holds its title, description
 -- and other words for people, which no script needs, and a waitlist's own settings,
--- which waitlist_lib.lua reads): one HMGET of thirteen fields, cheaper than HGETALL (or
+-- which waitlist_lib.lua reads): one HMGET of fourteen fields, cheaper than HGETALL (or
 -- more fields) on every check-in.
 local function load_settings()
     local v = redis.call('HMGET', K_SETTINGS, 'capacity', 'dropout_seconds', 'grace_seconds',
         'session_seconds', 'max_line_length', 'status', 'admission_mode', 'version', 'notice',
-        'kind', 'admit_per_minute', 'max_checkin_seconds', 'email_claim_seconds')
+        'kind', 'admit_per_minute', 'max_checkin_seconds', 'email_claim_seconds',
+        'queueing_method')
     if not v[1] then  -- every room has a capacity: no room
         return nil
     end
@@ -131,6 +132,9 @@ local function load_settings()
         per_minute = tonumber(v[11]),  -- most admissions in a clock minute (nil: no limit)
         max_checkin = tonumber(v[12]) or 300,  -- the longest check-in window far back
         email_claim = tonumber(v[13]) or 180,  -- an offer to someone who gave an email
+        -- who a free seat goes to (room_lib.lua promote()): fifo, random, passthrough,
+        -- reject (fifo for those in line; new joins refused)
+        method = v[14] or 'fifo',
     }
 end
 

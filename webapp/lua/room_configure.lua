@@ -51,9 +51,12 @@ end
 -- The audit's detail: a JSON list of [field, old value, new value], the fields that
 -- change (a new room's: every field given, its old value the default). A value over
 -- 1 KiB (a page template: up to 64 KB) is kept as its length and SHA-1, so an audit
--- entry stays small: '#<bytes>:<sha1 hex>'.
-local function audited(value)
-    if #value > 1024 then
+-- entry stays small: '#<bytes>:<sha1 hex>'. A secret (a setting named *_secret: the
+-- identity tokens' shared secret) is never written out: '(hidden)' (or '' when unset).
+local function audited(field, value)
+    if value ~= '' and string.sub(field, -7) == '_secret' then
+        return '(hidden)'
+    elseif #value > 1024 then
         return '#' .. #value .. ':' .. redis.sha1hex(value)
     end
     return value
@@ -62,12 +65,13 @@ local changes = {}
 for i = 8, 7 + 2 * n, 2 do
     local old = redis.call('HGET', K_SETTINGS, ARGV[i]) or ''
     if created or old ~= ARGV[i + 1] then
-        changes[#changes + 1] = {ARGV[i], audited(old), audited(ARGV[i + 1])}
+        changes[#changes + 1] = {ARGV[i], audited(ARGV[i], old), audited(ARGV[i], ARGV[i + 1])}
     end
 end
 if n > 0 then
     redis.call('HSET', K_SETTINGS, unpack(ARGV, 8, 7 + 2 * n))
 end
+if not created and #changes > 0 then emit('room.changed', now, nil, nil, {changes = changes}) end
 if created or #changes > 0 then
     audit(now, created and 'create' or 'settings', nil, #changes > 0 and cjson.encode(changes) or '')
 end

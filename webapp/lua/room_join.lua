@@ -18,7 +18,8 @@
 --       code in use, one is made), then its limits (read_limits: 0 for none). A new
 --       place (not a re-join) is counted under them, or refused ('throttled') and
 --       counted nowhere; a join the room refuses counts nowhere either.
--- The room's max_line_length setting caps the line.
+-- The room's max_line_length setting caps the line. Refusal `rejecting`: the room's
+-- queueing_method is reject (no new joins; re-joins of a live ticket still check in).
 -- Reply: one reply() of room_lib.lua per joiner, in order; code ok | no_room | stale |
 --   closed | full | too_long | taken | waitlist | not_open_yet | due | event_ended |
 --   sold_out | throttled (a scheduled drop: before its pre-queue, its start owed (the caller runs
@@ -63,6 +64,8 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     end
     if s.status == 'closed' then
         return reply('closed', '', nil, s, now)
+    elseif s.method == 'reject' then  -- queueing_method reject: no new joins
+        return reply('rejecting', '', nil, s, now)
     end
     if redis.call('HEXISTS', K_TICKETS, token) == 1 then
         return reply('taken', '', nil, s, now)
@@ -76,8 +79,7 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     local in_line = redis.call('ZCARD', K_LINE)
     local waiting = PLACING and in_line + unplaced() or in_line  -- (room_base.lua)
     local seated = redis.call('ZCARD', K_SEATS)
-    local enters = s.status == 'open' and not s.manual and waiting == 0
-        and seated < s.capacity and admissions_left(now, s) > 0  -- a seat at once
+    local enters = enters_at_once(s, now, waiting, seated)  -- (room_lib.lua)
     if max_ahead == '-1' and phase == 'prequeue' then  -- a seat or nothing: nothing
         return reply('too_long', '', nil, s, now)
     end
@@ -102,6 +104,7 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     if email ~= '' then
         t.em, t.lg = email, lang ~= '' and lang or 'en'
     end
+    emit('visitor.joined', now, token, t, {prequeue = phase == 'prequeue'})
     if phase == 'prequeue' then
         prequeue(token, t, now, lease, s)
     elseif enters then

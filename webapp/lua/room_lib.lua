@@ -1,6 +1,7 @@
 --!include room_base.lua
 --!include room_stats.lua
 --!include room_windows.lua
+--!include events_lib.lua
 -- room_lib.lua: the rules every room script shares (the room's keys and ARGV are in
 -- room_base.lua). The loader puts this file, with what it includes, in front of each
 -- script that starts with "--!include room_lib.lua"; it is never run alone.
@@ -91,6 +92,7 @@ local function end_ticket(token, t, why, now)
     end
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)
+    emit('visitor.ended', now, token, t, {reason = why})
     redis.call('ZADD', K_ENDED, now, token)
     created(K_ENDED)
 end
@@ -103,6 +105,10 @@ local function lapse_reason(t)
     end
     return 'session'
 end
+
+-- The draw that picked the ticket seat() is about to seat ("draw <seed> <n> <index>"),
+-- set by offer_drawn() for its audit entry; nil for a seat not drawn.
+local DRAWN = nil
 
 -- Gives a seat to a ticket, until `deadline` unless renewed.
 local function seat(token, t, now, deadline, state)
@@ -146,9 +152,13 @@ local function seat(token, t, now, deadline, state)
     end
     count('admitted', now)
     local from = t.seq and 'line' or 'direct'
+    if DRAWN then  -- a seat drawn at random: the draw, to be checked (offer_drawn())
+        from, DRAWN = DRAWN, nil
+    end
     t.st, t.a = state, now
     put_ticket(token, t)
     audit(now, 'admit', t, from)
+    emit('visitor.admitted', now, token, t, {state = state, from = from})
 end
 
 -- How long a seat offered to ticket `t` is held: the check-in window (an open page
@@ -217,19 +227,125 @@ local function admissions_left(now, s)
     return math.max(s.per_minute - (done or 0), 0)
 end
 
--- Offers free seats to the head of the line, in line order (automatic admission).
+-- Random order (queueing_method random): a free seat goes to someone in line drawn at
+-- random, by an index into the line drawn from a fresh seed that the seat's audit entry
+-- keeps, so anyone can recompute it (webapp/domain/draw.py seat_draw_index):
+--     index = (the first 48 bits of SHA-1("<seed>:<n>")) mod n
+-- n being the line's length then (while a drop's start places its pre-queue, only the
+-- placed part of it, numbered up to PLACING: the rest is not in line yet), the index
+-- counted from the head in join order (ZRANGE). The seed is 96 bits of Redis's own
+-- generator, which no caller sets. SHA-1 (Redis's own, in C) only spreads the seed
+-- evenly over the line; nothing rests on it resisting collisions.
+local function seat_draw_index(seed, n)
+    local high = tonumber(string.sub(redis.sha1hex(seed .. ':' .. n), 1, 12), 16)
+    return high % n  -- exact: below 2^48, a double holds it
+end
+
+-- One draw for a free seat under random order. The ticket drawn is offered the seat if
+-- it is present (checked in within dropout_seconds: the window every ticket is granted
+-- under random order), dropped if its check-in is overdue (not yet swept), or passed
+-- over (still on a longer window granted under first-come order: its next check-in
+-- makes it drawable). Returns the token (nil: nobody waits), whether it was offered
+-- the seat, and whether it was passed over (nothing changed).
+local function offer_drawn(now, lease, s)
+    local n = PLACING and redis.call('ZCOUNT', K_LINE, '-inf', PLACING)
+        or redis.call('ZCARD', K_LINE)
+    if n == 0 then
+        return nil, false, false
+    end
+    local seed = string.format('%06x%06x%06x%06x', math.random(0, 16777215),
+        math.random(0, 16777215), math.random(0, 16777215), math.random(0, 16777215))
+    local index = seat_draw_index(seed, n)
+    local token = redis.call('ZRANGE', K_LINE, index, index)[1]
+    local t = get_ticket(token)
+    local due = tonumber(redis.call('ZSCORE', K_CHECKIN, token))
+    if not t or not due or due < lease then
+        end_ticket(token, t, 'dropped', now)
+        return token, false, false
+    end
+    if not may_offer(t, s) then
+        return token, false, true
+    end
+    DRAWN = 'draw ' .. seed .. ' ' .. n .. ' ' .. index
+    offer(token, t, now, lease + offer_window(t, s))
+    return token, true, false
+end
+
+-- The next free seat's holder, by the room's order: the head of the line (offer_head)
+-- or, under random order, a draw (offer_drawn). Returns the token dropped, offered or
+-- passed over (nil: none), whether it was offered, whether it was passed over.
+local function offer_next(now, lease, s)
+    if s.method == 'random' then
+        return offer_drawn(now, lease, s)
+    end
+    local token, offered = offer_head(now, lease, s)
+    return token, offered, false
+end
+
+-- Passthrough (queueing_method passthrough): everyone in line is let in, whatever the
+-- free seats and admit_per_minute, up to `limit` a call from the head (the sweep calls
+-- again while it finds work, so a switch to passthrough empties the line a batch per
+-- call). Each is offered a seat, claimed by its next check-in as any offer is, and held
+-- at least until that check-in is due, so nobody loses the seat for being on a long
+-- check-in window; an overdue ticket is dropped instead. Returns how many it handled.
+local function pass_through(now, lease, limit, s)
+    local done = 0
+    while done < limit do
+        local head = redis.call('ZRANGE', K_LINE, 0, 0, 'WITHSCORES')
+        if not head[1] or (PLACING and tonumber(head[2]) > PLACING) then
+            break
+        end
+        local token, t = head[1], get_ticket(head[1])
+        local due = tonumber(redis.call('ZSCORE', K_CHECKIN, token))
+        if not t or not due or due < lease then
+            end_ticket(token, t, 'dropped', now)
+        else
+            offer(token, t, now, math.max(lease + offer_window(t, s), due))
+        end
+        done = done + 1
+    end
+    return done
+end
+
+-- Whether a new joiner takes a seat at once: the room lets people in (open, automatic)
+-- and nobody waits, a seat is free and the minute's admissions allow one; under
+-- passthrough whenever the room lets people in (not while a drop's start places its
+-- pre-queue, which goes first).
+local function enters_at_once(s, now, waiting, seated)
+    if s.status ~= 'open' or s.manual then
+        return false
+    elseif s.method == 'passthrough' then
+        return not PLACING
+    end
+    return waiting == 0 and seated < s.capacity and admissions_left(now, s) > 0
+end
+
+-- Offers free seats from the line (automatic admission): to its head in line order, to
+-- drawn tickets under random order, to everyone under passthrough. At most `limit`
+-- tickets are looked at; under random order at most PASS_MAX draws in a row may find a
+-- ticket passed over (then the rest waits for check-ins). Returns how many tickets it
+-- dropped or offered a seat (a draw passed over changed nothing).
 local function promote(now, lease, limit, s)
     if s.status == 'paused' or s.manual then
         return 0
     end
+    if s.method == 'passthrough' then
+        return pass_through(now, lease, limit, s)
+    end
     local free = math.min(s.capacity - redis.call('ZCARD', K_SEATS), admissions_left(now, s))
-    local done = 0
-    while free > 0 and done < limit do
-        local head, offered = offer_head(now, lease, s)
-        if not head then
+    local done, looked, passed = 0, 0, 0
+    while free > 0 and looked < limit and passed < PASS_MAX do
+        local token, offered, passed_over = offer_next(now, lease, s)
+        if not token then
             break
         end
-        done = done + 1
+        looked = looked + 1
+        if passed_over then
+            passed = passed + 1
+        else
+            passed = 0
+            done = done + 1
+        end
         if offered then
             free = free - 1
         end

@@ -11,7 +11,7 @@ local HISTORY_FIGURES = {'joined', 'admitted', 'ended_left', 'ended_removed', 'e
     -- room_refused.lua's (webapp/domain/join_refusals.py REASONS)
     'refused_throttled', 'refused_prequeue_capped', 'refused_puzzle', 'refused_identity_required',
     'refused_identity_invalid', 'refused_sold_out', 'refused_event_ended', 'refused_not_open_yet',
-    'refused_closed', 'refused_admission_control', 'refused_invalid_input'}
+    'refused_closed', 'refused_admission_control', 'refused_rejecting', 'refused_invalid_input'}
 
 -- Samples the line and the seats once a minute for the charts, and forgets minutes
 -- older than a day (at most an hour of them per call).

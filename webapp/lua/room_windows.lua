@@ -54,10 +54,11 @@ local function window_at(s, ahead)
 end
 
 -- The window a waiting ticket is granted from where it stands (`ahead`: people in
--- front; nil: read), remembered for the reply.
+-- front; nil: read), remembered for the reply. Under random order anyone in line may be
+-- drawn at the next free seat, so everyone is granted the head's window.
 local function grant(token, s, ahead)
     local w = s.dropout
-    if PACE then
+    if PACE and s.method ~= 'random' then
         ahead = ahead or ahead_of(token) or 0
         w = window_at(s, ahead)
     end

@@ -22,6 +22,7 @@ if not e.ok and not fits then
 end
 if not e.ok then
     e.ok = true
+    emit('waitlist.confirmed', now, id, nil, {})
     if e.st == 'waiting' then
         local score = redis.call('ZSCORE', W.line, id)
         if score then

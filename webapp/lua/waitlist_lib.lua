@@ -251,6 +251,7 @@ local function admit_entry(id, e, w, now, how)
     e.st, e.a = 'admitted', now
     put_entry(id, e)
     notify('admitted', id, e, now, 'until', tostring(deadline))
+    emit('waitlist.admitted', now, id, nil, {how = how})
     count('admitted', now)
     audit(now, 'admit', named(e), how)
 end

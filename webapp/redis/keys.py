@@ -31,6 +31,7 @@ class RoomKeys:
     predictions: str  # hash: waiting ticket -> "wait,low,high" predicted at its join
     accuracy: str  # stream: predicted against actual wait of each admission, capped
     outbox: str  # stream: notices to email (the mailer's; WaitlistKeys.outbox, same key)
+    events: str  # stream: what happened, for the webhooks (events_lib.lua), capped
 
     def named(self) -> dict[str, str]:
         """Every key of the room by its name, the name the Lua scripts declare it by
@@ -122,6 +123,27 @@ class ChatKeys:
 
 
 @dataclass(frozen=True)
+class HookKeys:
+    """The keys of one webhook endpoint; they share the hash tag ``{hook:<id>}``, so the
+    delivery scripts (``hook_*.lua``) touch them together on Redis Cluster."""
+
+    endpoint: str  # hash: url, events, rooms, enabled, secrets, created, failing, disabled
+    deliveries: str  # hash: webhook-id -> JSON delivery (body, state, attempts, response)
+    queue: str  # zset: webhook-id -> when its next attempt is due (a sending one: its lease)
+    order: str  # hash: ticket -> its undelivered webhook-ids, oldest first (one at a time)
+    recent: str  # zset: webhook-id -> when its event happened (the panel's last ones)
+    stats: str  # hash: pending, delivered, failed, retry, and the delivery time histogram
+
+    def named(self) -> dict[str, str]:
+        """The keys by the names the hook scripts declare them by."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    def all(self) -> list[str]:
+        """Every one of these keys (to delete them)."""
+        return list(self.named().values())
+
+
+@dataclass(frozen=True)
 class Keys:
     """Builds key names under one prefix (``WEBAPP_REDIS_PREFIX``, default ``wr``)."""
 
@@ -146,6 +168,7 @@ class Keys:
             predictions=f"{base}:predictions",
             accuracy=f"{base}:accuracy",
             outbox=f"{base}:outbox",
+            events=f"{base}:events",
         )
 
     def waitlist(self, name: str) -> WaitlistKeys:
@@ -195,6 +218,23 @@ class Keys:
         notice (sending, retry, sent, failed; attempts, worker, Message-ID, last error),
         for the mailer's idempotency and the panel. One field per notice ever sent."""
         return f"{self.prefix}:{{room:{room}}}:mail"
+
+    def hook(self, endpoint_id: str) -> HookKeys:
+        base = f"{self.prefix}:{{hook:{endpoint_id}}}"
+        return HookKeys(
+            endpoint=f"{base}:endpoint",
+            deliveries=f"{base}:deliveries",
+            queue=f"{base}:queue",
+            order=f"{base}:order",
+            recent=f"{base}:recent",
+            stats=f"{base}:stats",
+        )
+
+    @property
+    def hooks(self) -> str:
+        """set: the webhook endpoints' ids (an index; each endpoint's own hash is the
+        truth)."""
+        return f"{self.prefix}:hooks"
 
     def site_keys(self, room: str) -> str:
         """hash, kept with the room: site key id -> JSON {hash (SHA-256 of the key), label,

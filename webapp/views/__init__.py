@@ -17,6 +17,7 @@ from webapp.domain.rooms import WaitingRooms
 from webapp.domain.site_keys import SiteKeys
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
+from webapp.domain.webhooks import Webhooks
 from webapp.services import Services
 
 
@@ -63,6 +64,10 @@ def passes() -> Passes:
 
 def site_keys() -> SiteKeys:
     return services().site_keys
+
+
+def webhooks() -> Webhooks:
+    return services().webhooks
 
 
 def admission() -> Admission:

@@ -240,6 +240,7 @@ def init_app(app: Flask) -> None:
 JS_STRINGS = {
     # the waiting page
     "inLine": lazy_gettext("Number %(position)s in line · %(room)s"),
+    "inDraw": lazy_gettext("Waiting for a draw · %(room)s"),  # random order: no place
     "updatedNow": lazy_gettext("Updated just now"),
     "updatedAgo": lazy_gettext("Updated %(n)s s ago"),
     "updatedMinutes": lazy_gettext("Updated %(n)s min ago"),

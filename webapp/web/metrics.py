@@ -30,6 +30,7 @@ from webapp.domain.join_refusals import REASONS as REFUSAL_REASONS
 from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.reports import Reports
 from webapp.domain.settings import STATUSES
+from webapp.domain.webhooks import Webhooks
 from webapp.redis.keys import Keys
 from webapp.redis.replies import text as _text
 
@@ -264,6 +265,35 @@ def _outbox_depth(length: int, group: Any) -> float:
     return float(group.get("pending", 0)) + float(length if lag is None else lag)
 
 
+class WebhookCollector:
+    """The webhooks' outbox, read from Redis at scrape time (every endpoint's counts
+    added up; ``webapp.domain.webhooks``), named as the dashboard reads them."""
+
+    def __init__(self, webhooks: Webhooks) -> None:
+        self.webhooks = webhooks
+
+    def collect(self) -> Iterator[Metric]:
+        f = self.webhooks.figures()
+        depth = GaugeMetricFamily(
+            PREFIX + "webhook_outbox_depth", "Webhook deliveries not yet delivered or failed"
+        )
+        depth.add_metric([], f.pending)
+        tries = CounterMetricFamily(
+            PREFIX + "webhook_deliveries",
+            "Webhook tries by outcome: delivered, failed (given up after 24 h), retry",
+            labels=["result"],
+        )
+        tries.add_metric(["delivered"], f.delivered)
+        tries.add_metric(["failed"], f.failed)
+        tries.add_metric(["retry"], f.retry)
+        seconds = HistogramMetricFamily(
+            PREFIX + "webhook_delivery_seconds",
+            "Time from an event to its receiver's 2xx, in seconds",
+        )
+        seconds.add_metric([], f.buckets, f.seconds)
+        yield from (depth, tries, seconds)
+
+
 def _family(kind: Callable[..., F], name: str, *labels: str) -> F:
     """An empty family of per-room samples: ``PREFIX + name``, labelled by room."""
     return kind(PREFIX + name, HELP[name], labels=["room", *labels])
@@ -274,7 +304,7 @@ class Metrics:
     websocket handshakes, the gate's answers, puzzles, and requests Redis failed. One
     per app; the domain's ``PuzzleTally`` (``Challenges`` tells it of puzzles)."""
 
-    def __init__(self, reports: Reports) -> None:
+    def __init__(self, reports: Reports, webhooks: Webhooks | None = None) -> None:
         # On no registry of their own: the scrape registry below takes them, or in
         # multiprocess mode reads what every worker wrote to the shared directory.
         self.latency = Histogram(
@@ -326,6 +356,8 @@ class Metrics:
                 self.registry.register(mine)
         # Once, on the scrape registry: it reads Redis, which every worker shares.
         self.registry.register(RoomCollector(reports))
+        if webhooks is not None:
+            self.registry.register(WebhookCollector(webhooks))
         self._timers: dict[tuple[str, str, str], Any] = {}  # labels -> their histogram
 
     def observe(self, endpoint: str, method: str, status: str, seconds: float) -> None:

@@ -1,6 +1,7 @@
 """The control panel (HTML, behind the admin's login): the rooms, a room's page and its
-audit log and its report, settings, people, a waitlist's and a drop's actions, site keys; the login
-itself and ``flask admin``; the panel's forms, charts, words and template filters."""
+audit log and its report, settings, people, a waitlist's and a drop's actions, site keys,
+webhooks; the login itself and ``flask admin``; the panel's forms, charts, words and
+template filters."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from webapp.views.admin import (
     settings,
     site_keys,
     waitlist,
+    webhooks,
 )
 
 if TYPE_CHECKING:
     from webapp.services import Services
 
-PANELS = (rooms, settings, page, people, waitlist, drops, site_keys, report)  # pages, then actions
+# The panel's pages, then its actions
+PANELS = (rooms, settings, page, people, waitlist, drops, site_keys, report, webhooks)
 
 
 def init_app(app: Flask, built: Services) -> None:

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from flask import Flask, request
 from markupsafe import Markup
 
-from webapp.domain.estimate import Estimate
+from webapp.domain.estimate import Estimate, seat_chance
+from webapp.domain.pace import Rates
 from webapp.views.admin.form import ZONE_COOKIE, zone_name, zone_named
 from webapp.views.admin.words import audit_detail
 from webapp.views.shared.words import wait_words
@@ -57,13 +58,32 @@ def wait_at_back(guess: Estimate | None) -> str:
     return "not measured yet" if guess is None else wait_words(guess, "open")
 
 
+def at_back(guess: Estimate | None, method: str, rates: Rates | None, waiting: int) -> str:
+    """What a newcomer at the back of the line is told, as the panel says it, by the
+    room's queueing_method: the wait (first come, reject's line), the chance of a seat
+    (random), or none."""
+    if method == "passthrough":
+        return "none: everyone is let in"
+    if method == "reject":
+        return "none: new joins are turned away (the line moves first come)"
+    if method == "random":
+        if rates is None:
+            return "not measured yet (drawn at random)"
+        chance = seat_chance(rates, waiting + 1)
+        minutes = round(chance.within / 60)
+        return (
+            f"{percent(chance.chance)} chance of a seat within {minutes} minutes (drawn at random)"
+        )
+    return wait_at_back(guess)
+
+
 def percent(share: float | None) -> str:
     return "no data" if share is None else f"{share * 100:.0f} %"
 
 
 FILTERS: dict[str, Callable[..., str]] = {"duration": duration, "utc": utc,
     "panel_time": panel_time, "wait_at_back": wait_at_back, "percent": percent,
-    "audit_detail": audit_detail}  # fmt: skip
+    "audit_detail": audit_detail, "at_back": at_back}  # fmt: skip
 
 
 def init_app(app: Flask) -> None:

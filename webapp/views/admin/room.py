@@ -77,6 +77,7 @@ def live_context(room: str, waiting: int, page: int, query: str, now: float) -> 
         **line_context(room, page, query, now),
         "back": lobby().back_of_line(room, waiting),
         "basis": None if rates is None else rates.basis,
+        "rates": rates,
         "overdue": reports().overdue(room, now),
         "offered": [p for p in held if p.state == "offered"],
         "seated": seated[:SEATED_SHOWN],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from webapp.domain.draw import SeatDraw
 from webapp.domain.reports import AuditEntry, Person
 from webapp.domain.settings import BY_NAME, InvalidSetting
 from webapp.views.admin.form import shown
@@ -39,6 +40,7 @@ REFUSED_WHY = {"throttled": "Too many joins from one address or network",
                "site", "identity_invalid": "Identity not valid", "sold_out": "Sold out",
                "event_ended": "Event ended", "not_open_yet": "Not open yet",
                "closed": "Room closed", "admission_control": "Line full or wait too long",
+               "rejecting": "New joins rejected (order of admission)",
                "invalid_input": "Bad input"}  # fmt: skip
 DETAILS = {
     ("admit", "line"): "from the line",
@@ -64,6 +66,11 @@ def audit_detail(entry: AuditEntry) -> str:
     if entry.kind == "move" and "->" in entry.detail:
         was, now = entry.detail.split("->", 1)
         return f"from place {was} to {now}"
+    draw = SeatDraw.parse(entry.detail) if entry.kind == "admit" else None
+    if draw is not None:  # random order's draw: checkable (docs/operations.md)
+        checked = "checks out" if draw.verify() else "DOES NOT CHECK OUT"
+        return (f"drawn at random: place {draw.pick + 1} of {draw.size} in line "
+                f"(seed {draw.seed}; {checked})")  # fmt: skip
     if entry.kind in ("create", "settings") and entry.detail.startswith("["):
         return settings_detail(entry.kind, entry.detail)
     return DETAILS.get((entry.kind, entry.detail), entry.detail)

@@ -140,6 +140,15 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
             _("It takes no new visitors right now."),
             _("Come back later, or pick another room."),
         )
+    if isinstance(error, engine.QueueRejecting):
+        return Problem(
+            _("This room is not letting anyone new in"),
+            _(
+                "Its organisers have stopped new joins for now. Nobody waiting loses their "
+                "place and nobody inside loses their seat: it only turns new visitors away."
+            ),
+            _("Try again later: this page tries again by itself."),
+        )
     if isinstance(error, IdentityRequired | IdentityInvalid):
         return Problem(
             _("Join from the site"),
@@ -251,6 +260,7 @@ def error_response(
         again=request.url if reload or rejoin else "",
         again_post=rejoin,
         site_link=site_link,
+        rejecting=isinstance(error, engine.QueueRejecting),
     )
     return page, status, headers or {}
 

@@ -52,6 +52,13 @@ def line_order(room: str | None) -> str:
         return _("This waitlist goes by referral points first, then by who signed up first.")
     if settings.kind == "waitlist" and settings.ordering == "lottery":
         return _("This waitlist's order is drawn by lot, in a draw anyone can check.")
+    if settings.kind == "live" and settings.queueing_method == "random":
+        return _(
+            "Each free seat goes to someone drawn at random among those waiting here, in a "
+            "draw the organisers can check."
+        )
+    if settings.kind == "live" and settings.queueing_method == "passthrough":
+        return _("Everyone is let in at once for now.")
     if settings.starts_at is not None:
         return _(
             "Who is here before the start is put in line by a draw anyone can check; "

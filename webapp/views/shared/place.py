@@ -26,7 +26,7 @@ from webapp.live.realtime import room_state
 from webapp.views import admission, chats, lobby, reports, visits
 from webapp.views.shared import own_page, passes, session
 from webapp.views.shared.drops import drop_view
-from webapp.views.shared.words import trend_words, wait_words
+from webapp.views.shared.words import chance_words, trend_words, wait_words
 
 CLOSE_TOO_MANY = 4008  # a room socket's close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 CLOSE_TRY_AGAIN = 1013  # a room socket's close code: Redis is unavailable; reconnect later
@@ -186,9 +186,12 @@ def join_card(
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
     drop = drop_view(room, settings)
+    method = settings.queueing_method
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
+    enters = enters or (method == "passthrough" and summary.status == "open")
     enters = enters and (drop is None or drop.phase == "open")
-    guess = None if enters else lobby().back_of_line(room, summary.waiting)
+    enters = enters and method != "reject"
+    guess = None if enters or method != "fifo" else lobby().back_of_line(room, summary.waiting)
     # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
     # why a joiner waits; say so, and for how long at most (issue 35)
     offered = None
@@ -211,6 +214,10 @@ def join_card(
         "from_site": settings.identity == "required" and session.customer(room) is None,
         "offered": offered,
         "join_now": join_now,
+        "rejecting": method == "reject",  # new joins are turned away (503)
+        "chance": None
+        if enters
+        else chance_words(lobby().chance_at_back(room, summary.waiting), True),
     }
     return no_store(render_template("join.html", **context)), status
 
@@ -256,6 +263,8 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "js_config": WAITING_CONFIG,
         "drop": drop_view(room, settings, ticket),
         "site": settings.site_url,  # a site room: the turn leads to the site
+        "method": standing.method,  # random: a chance, not a place; passthrough: going in
+        "chance": chance_words(standing.chance),
     }
     if settings.page_template:  # the room's own page (issue 30)
         context["own"] = own_body(room, standing, settings, context)

@@ -48,10 +48,20 @@ def standing_body(built: Services, room: str, standing: Standing) -> dict[str, A
         "notice": ticket.notice or None,
         "trend": standing.trend,
         "basis": standing.basis,
+        "queueing_method": standing.method,
+        "seat_chance": seat_chance(standing),
         **(site_pass(built, room, ticket) if ticket.seated else {}),
     }
     body.update(standing_fields(built, room, ticket))  # a scheduled drop's (views/drops.py)
     return body
+
+
+def seat_chance(standing: Standing) -> dict[str, float] | None:
+    """Random order's figure: the chance (0 to 1) of a seat within ``within`` seconds."""
+    chance = standing.chance
+    if chance is None:
+        return None
+    return {"within": round(chance.within), "chance": round(chance.chance, 3)}
 
 
 def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
@@ -77,6 +87,8 @@ def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
         "notice": ticket.notice or None,
         "trend": None,  # a waitlist has no pace to report
         "basis": None,
+        "queueing_method": "fifo",  # a waitlist's own order is its ordering
+        "seat_chance": None,
         "confirmed": entry.confirmed,
         "referral_code": entry.referral_code,
         "score": entry.score,

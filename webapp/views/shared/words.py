@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import math
 
-from flask_babel import format_timedelta
+from flask_babel import format_percent, format_timedelta
 
 from webapp.domain import rooms as engine
 from webapp.domain import waitlist
-from webapp.domain.estimate import Estimate
+from webapp.domain.estimate import Estimate, SeatChance
 from webapp.domain.rooms import MAX_DISPLAY_NAME
 from webapp.web.i18n import _, gone_reason, ngettext
 
@@ -34,6 +34,11 @@ def explain(error: engine.RoomError) -> str:
         if "waitlist" in english:
             return _("This room is a waitlist: sign up to it with your email on its page.")
         return _("This room is closed to new visitors for now.")
+    if isinstance(error, engine.QueueRejecting):
+        return _(
+            "This room is not taking new visitors right now. People already waiting keep "
+            "their places."
+        )
     if isinstance(error, engine.JoinRefused):
         if "full" in english:
             return _("The line is full right now.")
@@ -135,3 +140,40 @@ def resent_words(resent: waitlist.Resent, address: str, corrected: bool) -> str:
 def duration(seconds: int) -> str:
     """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
     return str(format_timedelta(seconds, threshold=1))
+
+
+def chance_words(chance: SeatChance | None, joining: bool = False) -> str | None:
+    """Random order's figure in words: "Your chance of a seat in the next 5 minutes:
+    about 20%." (below 1%: "less than 1%"; at 100%: "very likely"); ``joining``: as a
+    newcomer is told it on the room's page ("If you join now, ...")."""
+    if chance is None:
+        return None
+    minutes = max(round(chance.within / 60), 1)
+    percent = format_percent(round(chance.chance, 2))
+    if joining:
+        return ngettext(
+            "If you join now, your chance of a seat in the next %(num)s minute is about "
+            "%(percent)s.",
+            "If you join now, your chance of a seat in the next %(num)s minutes is about "
+            "%(percent)s.",
+            minutes,
+            percent=percent if chance.chance >= 0.01 else format_percent(0.01),
+        )
+    if chance.chance >= 0.995:
+        return ngettext(
+            "You are very likely to get a seat within the next %(num)s minute.",
+            "You are very likely to get a seat within the next %(num)s minutes.",
+            minutes,
+        )
+    if chance.chance < 0.01:
+        return ngettext(
+            "Your chance of a seat in the next %(num)s minute: less than 1%%.",
+            "Your chance of a seat in the next %(num)s minutes: less than 1%%.",
+            minutes,
+        )
+    return ngettext(
+        "Your chance of a seat in the next %(num)s minute: about %(percent)s.",
+        "Your chance of a seat in the next %(num)s minutes: about %(percent)s.",
+        minutes,
+        percent=percent,
+    )
