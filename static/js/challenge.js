@@ -5,7 +5,8 @@
    got), puts the solution in the form's "altcha" field and sends the form. The progress
    is a <progress> bar and a sentence in a live region (its text alternative). Without
    JavaScript the form goes without a solution and the server's page says why it cannot
-   join. */
+   join. A form with data-join-now (a site room's gate sent the visitor) is sent at once,
+   without a press of the button. */
 (function () {
   "use strict";
   var form = document.querySelector("form[data-challenge]");
@@ -111,4 +112,10 @@
       })
       .catch(function () { fail(); });
   });
+
+  // A site room's gate sent the visitor here (issue 30): the puzzle is solved and the
+  // join sent without a press of the button.
+  if (form.hasAttribute("data-join-now")) {
+    if (form.requestSubmit) { form.requestSubmit(button); } else { button.click(); }
+  }
 })();

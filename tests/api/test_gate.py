@@ -96,7 +96,9 @@ def test_chat_room_replies_have_no_pass(client, make_room):
 
 
 def test_gate_without_pass_names_the_waiting_page(client, shop):
-    """No pass: 401 with X-Waiting-Room-Location (the original path as next)."""
+    """No pass and no free seat: 401 with X-Waiting-Room-Location (the original path as
+    next)."""
+    join(client)  # the one seat
     reply = gate(client, "shop", **{"X-Original-URI": "/shop/item?x=1"})
     assert reply.status_code == 401
     assert (
@@ -109,6 +111,7 @@ def test_gate_without_pass_names_the_waiting_page(client, shop):
 
 def test_gate_ignores_foreign_next(client, shop):
     """An original URI that is not a path of this origin is left out of the link."""
+    join(client)
     for bad in ("https://evil.example/", "//evil.example/x", "/\\evil.example"):
         reply = gate(client, "shop", **{"X-Original-URI": bad})
         assert reply.headers["X-Waiting-Room-Location"] == f"{PUBLIC}/rooms/shop"
@@ -256,7 +259,7 @@ def test_key_rotation(redis_url, r, clock, tmp_path):
     old = site_app(redis_url, clock, tmp_path, KEY).test_client()
     old.put(
         "/api/admin/rooms/shop",
-        json={"capacity": 5, "site_url": SITE},
+        json={"capacity": 2, "site_url": SITE},  # two joins fill it: no seat at the gate
         headers={"Authorization": "Bearer test-admin-token"},
     )
     body = join(old)

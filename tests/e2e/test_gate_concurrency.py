@@ -169,3 +169,53 @@ def test_a_released_pass_is_refused_by_every_worker_within_a_second(redis_url: s
         assert {status for _, status in seen} <= {204, 401}
         late = [status for at, status in seen if at >= 1.0]
         assert len(late) >= 20 and set(late) == {401}, seen  # refused everywhere after 1 s
+
+
+def without_a_pass(url: str, count: int, start: Any, results: Any) -> None:
+    """``count`` gate checks without a pass, from the moment ``start`` is set: how many
+    the gate let in (204 with a pass in Set-Cookie), and whether any other answer came
+    than those two."""
+    start.wait()
+    seated = odd = 0
+    for _ in range(count):
+        try:
+            with urllib.request.urlopen(url, timeout=20) as reply:
+                passed = reply.headers.get("Set-Cookie", "").startswith("wr_pass_rush=")
+                seated += reply.status == 204 and passed
+                odd += reply.status != 204 or not passed
+        except urllib.error.HTTPError as error:
+            with error:
+                odd += error.code != 401
+    results.put((seated, odd))
+
+
+def test_the_gate_seats_no_more_than_capacity(redis_url: str) -> None:
+    """Issue 30: 8 processes x 25 gate checks without a pass at once against both
+    workers, capacity 10: exactly 10 let in at the gate, never more seats held, each
+    one an admission."""
+    prefix = f"rush{int(time.time() * 1000) % 100000}"
+    with e2e_server(redis_url, "e2e-gate-rush.log", prefix=prefix,
+                    WEBAPP_JOIN_LIMIT="100000 per minute",
+                    WEBAPP_JOIN_NETWORK_LIMIT="100000 per minute") as server:  # fmt: skip
+        server.admin("rush", capacity=10, site_url="https://shop.example/")
+        context = multiprocessing.get_context("fork")
+        results, start = context.Queue(), context.Event()
+        workers = [
+            context.Process(target=without_a_pass, args=(f"{server.url}/gate/rush", 25, start,
+                                                         results))
+            for _ in range(PROCESSES)
+        ]  # fmt: skip
+        for process in workers:
+            process.start()
+        start.set()
+        outcomes = [results.get(timeout=120) for _ in workers]
+        for process in workers:
+            process.join(timeout=30)
+            assert process.exitcode == 0
+        client = redis.Redis.from_url(redis_url)
+        assert sum(seated for seated, _ in outcomes) == 10
+        assert sum(odd for _, odd in outcomes) == 0
+        assert client.zcard(f"{prefix}:{{room:rush}}:seats") == 10
+        assert client.zcard(f"{prefix}:{{room:rush}}:line") == 0
+        assert int(client.hget(f"{prefix}:{{room:rush}}:stats", "count:admitted")) == 10
+        client.close()

@@ -51,7 +51,7 @@ from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import NO_LIMITS, Counting, JoinLimits, Limit, network_of
 from webapp.domain.join_refusals import JoinRefusals, reason_of
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.refusals import InvalidInput, KnownAddress, QueueRejecting
+from webapp.domain.refusals import InvalidInput, JoinRefused, KnownAddress, QueueRejecting
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import LIVE
@@ -101,6 +101,7 @@ class JoinRequest:
     solution: object = None  # the puzzle's solution as sent; None: none was sent
     signup: bool = False  # a waitlist's sign-up form: a live room refuses it (NotAWaitlist)
     customer: str | None = None  # the site's signed token for its customer (identity)
+    seat_only: bool = False  # the gate's join (issue 30): a seat at once or nothing
 
 
 class Joined(NamedTuple):
@@ -128,7 +129,13 @@ class PuzzleRequired(NamedTuple):
     challenge: dict[str, Any]
 
 
-Outcome = Joined | Rejoined | SignedUp | PuzzleRequired
+class NoSeat(NamedTuple):
+    """A seat-only join (the gate's) found no seat to take at once: nothing changed."""
+
+
+Outcome = Joined | Rejoined | SignedUp | PuzzleRequired | NoSeat
+NO_SEAT_MEMORY = 1.0  # seconds a process skips the gate's joins of a room found full
+NO_SEAT_ROOMS = 1024  # rooms it remembers so at most
 
 
 class Taken:
@@ -173,6 +180,7 @@ class Admission:
         self.drops = visits.drops
         self.clock = clock
         self.refusals = refusals  # counts each refused join by reason (None: uncounted)
+        self._no_seat: dict[str, float] = {}  # room -> until when it was found full
 
     def join(self, request: JoinRequest) -> Outcome:
         settings = self.lobby.settings(request.room)
@@ -188,19 +196,24 @@ class Admission:
             raise
         except Exception as error:
             taken.give_back()
-            self._refused(request.room, reason_of(error))
+            self._refused(request, reason_of(error))
             raise
-        if isinstance(outcome, PuzzleRequired):
+        if isinstance(outcome, PuzzleRequired | NoSeat):
             taken.give_back()
-            self._refused(request.room, "puzzle")
+        if isinstance(outcome, PuzzleRequired):
+            self._refused(request, "puzzle")
         return outcome
 
-    def _refused(self, room: str, reason: str | None) -> None:
-        if self.refusals is not None and reason is not None:
-            self.refusals.count(room, reason, self.clock())
+    def _refused(self, request: JoinRequest, reason: str | None) -> None:
+        # the gate's seat-only join refuses nobody: its visitor goes on to the waiting
+        # page, whose join is the one counted
+        if self.refusals is not None and reason is not None and not request.seat_only:
+            self.refusals.count(request.room, reason, self.clock())
 
     def _join_live(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         room = request.room
+        if request.seat_only and self._no_seat.get(room, 0.0) > self.clock():
+            return NoSeat()  # found full a moment ago: no join tried, nothing counted
         if self._holds_live(room, request.held):
             return Rejoined(str(request.held))
         puzzle = self.challenges.needed(room, settings)
@@ -228,6 +241,8 @@ class Admission:
             counting = NO_LIMITS
             if not self.challenges.redeem(room, request.solution):
                 return PuzzleRequired(self.challenge(room, settings))
+        if request.seat_only:
+            return self._seat(request, settings, counting, prequeue)
         if customer is None and prequeue:
             # the pre-queue's caps (a customer holds one place, whatever its address)
             entry = self.drops.take_prequeue_entry(
@@ -237,6 +252,21 @@ class Admission:
         # otherwise the limits are counted by the join's own script call, or the join
         # refused (Throttled) and counted nowhere
         return Joined(self._engine(request, counting))
+
+    def _seat(
+        self, request: JoinRequest, settings: RoomSettings, counting: Counting, prequeue: bool
+    ) -> Outcome:
+        """A seat at once, or NoSeat (remembered a moment, so a crowd at a full room's
+        gate costs no join each); never a place in line or in a drop's pre-queue."""
+        if not prequeue:
+            try:
+                return Joined(self._engine(request, counting))
+            except JoinRefused:
+                pass
+        if len(self._no_seat) > NO_SEAT_ROOMS:  # made-up room names never get this far
+            self._no_seat.clear()
+        self._no_seat[request.room] = self.clock() + NO_SEAT_MEMORY
+        return NoSeat()
 
     def _sign_up(self, request: JoinRequest, settings: RoomSettings, taken: Taken) -> Outcome:
         self._count(request, self._limits(request, waitlist=True), taken)
@@ -319,4 +349,5 @@ class Admission:
             email=email,
             lang=request.lang if email else "",
             limits=limits,
+            seat_only=request.seat_only,
         )

@@ -46,6 +46,7 @@ CACHE_SIZE = 1024  # rooms whose figures a process keeps
 RECORD_REFRESH = 60.0  # seconds a room's accuracy record is kept before it is read again
 RECORD_WINDOW = 3600.0  # seconds: the record is the last hour's admissions
 JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
+SEAT_ONLY = -1  # most people ahead of a join that takes a seat at once or nothing
 
 
 class Standing(NamedTuple):
@@ -204,17 +205,23 @@ class Lobby:
         email: str = "",
         lang: str = "",
         limits: Counting = NO_LIMITS,
+        seat_only: bool = False,
     ) -> Standing:
         """``email`` (normalised) and ``lang``: told by email when a seat is offered.
-        ``limits``: counted by the join's own script (``WaitingRooms.join``)."""
+        ``limits``: counted by the join's own script (``WaitingRooms.join``).
+        ``seat_only``: a seat at once or nothing (JoinRefused), never a place in line."""
         for _ in range(JOIN_TRIES - 1):
             try:
-                return self._join(room, identity, name, email=email, lang=lang, limits=limits)
+                return self._join(
+                    room, identity, name, email=email, lang=lang, limits=limits,
+                    seat_only=seat_only,
+                )  # fmt: skip
             except SettingsChanged:
                 self.forget(room)
         return self._join(
-            room, identity, name, checked=False, email=email, lang=lang, limits=limits
-        )
+            room, identity, name, checked=False, email=email, lang=lang, limits=limits,
+            seat_only=seat_only,
+        )  # fmt: skip
 
     def _join(
         self,
@@ -225,12 +232,13 @@ class Lobby:
         email: str = "",
         lang: str = "",
         limits: Counting = NO_LIMITS,
+        seat_only: bool = False,
     ) -> Standing:
         cached = self._room(room)
         settings = cached.settings
-        max_ahead = None
+        max_ahead = SEAT_ONLY if seat_only else None
         rates = None  # only a room with a max_wait_seconds needs them before the join
-        if settings is not None and settings.max_wait_seconds is not None:
+        if not seat_only and settings is not None and settings.max_wait_seconds is not None:
             rates = self.rates(room, self.now())
             max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
         version = cached.version if checked and settings is not None else None
@@ -248,6 +256,8 @@ class Lobby:
         except QueueRejecting:
             raise  # its own hint: the room turns joins away, whatever the line
         except JoinRefused as refused:
+            if seat_only:  # no seat free: nobody asked to wait, so no retry to work out
+                raise
             # How many must leave the line before a join passes, and how long that takes.
             most = [max_ahead] if max_ahead is not None else []
             if settings is not None and settings.max_line_length is not None:

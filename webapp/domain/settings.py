@@ -14,7 +14,7 @@ from typing import Any, Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from webapp.domain import page_template
+from webapp.domain import bypass, page_template
 
 RoomStatus = Literal["open", "paused", "closed"]
 STATUSES: tuple[RoomStatus, ...] = ("open", "paused", "closed")
@@ -306,6 +306,11 @@ SETTINGS: tuple[Setting, ...] = (
             "visitor's seat and renews it (a pass lives twice this long).",
             30, 5, 3600, unit="seconds", group="site", kinds=LIVE,
             units=("seconds", "minutes")),
+    # Paths the gate lets through without a pass (issue 30, webapp/domain/bypass.py)
+    Setting("bypass_paths", "Paths without a pass", "Paths of the site the gate lets "
+            "through without a pass, one per line: /robots.txt, /healthz; * stands for any "
+            "characters (/static/* is everything under /static/). Empty: none.",
+            "", text=2000, group="site", kinds=LIVE, rule=bypass.problem),
     # One place per person (issue 29): the site signs its customer in a token
     # (webapp/domain/identity.py); a room holds one place per customer (the token's sub)
     Setting("identity", "Identity from the site", "Off: anyone joins. Optional: a join "
@@ -452,6 +457,7 @@ class RoomSettings:
     max_line_length: int | None = DEFAULTS["max_line_length"]
     site_url: str = DEFAULTS["site_url"]
     pass_renew_seconds: int = DEFAULTS["pass_renew_seconds"]
+    bypass_paths: str = DEFAULTS["bypass_paths"]
     identity: Identity = DEFAULTS["identity"]
     identity_secret: str = DEFAULTS["identity_secret"]
     identity_public_key: str = DEFAULTS["identity_public_key"]

@@ -115,14 +115,17 @@ class Visits:
         email: str = "",
         lang: str = "",
         limits: Counting = NO_LIMITS,
+        seat_only: bool = False,
     ) -> Standing:
         """A visitor asks in (or, with a live identity, checks in again): the room is
         told, whether they took a seat or a place in line. ``email`` (normalised): the
         visitor is told there when a seat is offered to them. ``limits``: the join's,
-        counted in its own script call (Throttled beyond one; a re-join is under none)."""
+        counted in its own script call (Throttled beyond one; a re-join is under none).
+        ``seat_only``: a seat at once or nothing (JoinRefused: nothing changed)."""
         standing = self.lobby.join(
-            room, identity=identity, name=name, email=email, lang=lang, limits=limits
-        )
+            room, identity=identity, name=name, email=email, lang=lang, limits=limits,
+            seat_only=seat_only,
+        )  # fmt: skip
         self.announcer.changed(room, standing.ticket)
         # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
         if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:

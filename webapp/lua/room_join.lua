@@ -10,7 +10,8 @@
 --       joiner's limits' keys in turn (join_limits_lib.lua; the room's hash tag)
 -- ARGV: 1 now, 2 sweep interval, 3 upkeep batch size (room_base.lua), then per
 --       joiner: a fresh token, identity ('' = none), display name, most
---       people allowed ahead of a new joiner ('' = no limit), the settings version the
+--       people allowed ahead of a new joiner ('' = no limit; -1: a seat at once or
+--       nothing, never a place in line or the pre-queue), the settings version the
 --       caller's limit was worked out from ('' = any), an email to be told at when a
 --       seat is offered ('' = none; already normalised), the visitor's language (with
 --       the email), a support code for the ticket ('' = make one; on a clash with a
@@ -79,6 +80,9 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     local waiting = PLACING and in_line + unplaced() or in_line  -- (room_base.lua)
     local seated = redis.call('ZCARD', K_SEATS)
     local enters = enters_at_once(s, now, waiting, seated)  -- (room_lib.lua)
+    if max_ahead == '-1' and phase == 'prequeue' then  -- a seat or nothing: nothing
+        return reply('too_long', '', nil, s, now)
+    end
     if not enters then
         if s.max_line and waiting >= s.max_line then
             return reply('full', '', nil, s, now)

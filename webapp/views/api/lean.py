@@ -6,7 +6,7 @@ with py-spy on a worker under load (docs/performance.md), Flask's request contex
 routing, hooks and response object took about a fifth of a check-in's CPU, more than
 the check-in's own domain work. This WSGI middleware answers the commonest case itself:
 the same check-in (``Lobby.check_in``: the coalesced script call, the announcer), the
-same reply (``api.standing_body``), the same error replies (``errors.room_refusal``,
+same reply (``shared.standing.standing_body``), the same error replies (``errors.room_refusal``,
 ``errors.outage``). It sits inside the security headers and the request timing (both
 WSGI middleware too), so its replies carry the same headers and count under the
 route's endpoint, ``api.position``.
@@ -27,8 +27,8 @@ from redis.exceptions import RedisError
 
 from webapp.domain.refusals import RoomError
 from webapp.domain.tickets import valid_room_name
-from webapp.views.api.routes import standing_body
 from webapp.views.shared.errors import outage, room_refusal
+from webapp.views.shared.standing import standing_body
 from webapp.web import jsonio
 from webapp.web.metrics import ENDPOINT
 

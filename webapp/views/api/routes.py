@@ -13,98 +13,18 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired, SignedUp
 from webapp.domain.challenge import MAX_PAYLOAD
 from webapp.domain.emails import MAX_EMAIL
-from webapp.domain.estimate import Estimate
 from webapp.domain.identity import MAX_IDENTITY_TOKEN
-from webapp.domain.lobby import Standing
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
-from webapp.domain.waitlist import Entry, KnownAddress, NotAWaitlist
-from webapp.services import Services
-from webapp.views import admission, lobby, reports, services, visits, waitlists
-from webapp.views.shared.drops import draw_json, room_status, standing_fields
+from webapp.domain.waitlist import KnownAddress
+from webapp.views import admission, lobby, reports, visits
+from webapp.views.shared.drops import draw_json, room_status
 from webapp.views.shared.json_body import json_object
-from webapp.views.shared.passes import site_pass
-from webapp.web.links import entry_language, entry_of, entry_token
+from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist_json
+from webapp.web.links import entry_language
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_IDEMPOTENCY_KEY = 128
 MAX_REF = 32  # characters of a referral code that are looked at
-WAITLIST_POLL = 300.0  # seconds: a waitlist moves in batches, and nobody checks in
-
-
-def standing_json(standing: Standing, room: str) -> ResponseReturnValue:
-    body = standing_body(services(), room, standing)
-    return jsonify(body), 200, {"X-Poll-After-Seconds": str(standing.poll_after)}
-
-
-def standing_body(built: Services, room: str, standing: Standing) -> dict[str, Any]:
-    """A join's or a check-in's reply (docs/api.md). Reads no request: the lean check-in
-    (``webapp.views.api.lean``) answers with it outside Flask."""
-    ticket, guess = standing.ticket, standing.estimate
-    body = {
-        "token": ticket.token,
-        "status": "admitted" if ticket.seated else "waiting",
-        "position": ticket.position,
-        "ahead": ticket.ahead,
-        "wait": None if guess is None else round(guess.wait, 1),
-        "variance": None if guess is None else round(guess.variance, 1),
-        "range": None if guess is None else wait_range(guess),
-        "shown": None if standing.shown is None else standing.shown.dumps(),
-        "poll_after": standing.poll_after,
-        "waiting": ticket.waiting,
-        "active": ticket.active,
-        "capacity": ticket.capacity,
-        "room_status": ticket.room_status,
-        "support_code": ticket.support_code,
-        "notice": ticket.notice or None,
-        "trend": standing.trend,
-        "basis": standing.basis,
-        "queueing_method": standing.method,
-        "seat_chance": seat_chance(standing),
-        **(site_pass(built, room, ticket) if ticket.seated else {}),
-    }
-    body.update(standing_fields(built, room, ticket))  # a scheduled drop's (views/drops.py)
-    return body
-
-
-def seat_chance(standing: Standing) -> dict[str, float] | None:
-    """Random order's figure: the chance (0 to 1) of a seat within ``within`` seconds."""
-    chance = standing.chance
-    if chance is None:
-        return None
-    return {"within": round(chance.within), "chance": round(chance.chance, 3)}
-
-
-def waitlist_json(room: str, entry: Entry) -> ResponseReturnValue:
-    """A waitlist entry in the shape of a live standing (no estimate: it moves when an
-    admin or the schedule admits), with its confirmation and referrals; ``token`` is
-    signed, as entry ids are public once a lottery is drawn."""
-    ticket = entry.ticket
-    body = {
-        "token": entry_token(room, entry.id),
-        "status": entry.state if entry.state in ("admitted", "lapsed") else "waiting",
-        "position": entry.position,
-        "ahead": ticket.ahead,
-        "wait": None,
-        "variance": None,
-        "range": None,
-        "shown": None,
-        "poll_after": WAITLIST_POLL,
-        "waiting": ticket.waiting,
-        "active": ticket.active,
-        "capacity": ticket.capacity,
-        "room_status": ticket.room_status,
-        "support_code": entry.referral_code,
-        "notice": ticket.notice or None,
-        "trend": None,  # a waitlist has no pace to report
-        "basis": None,
-        "queueing_method": "fifo",  # a waitlist's own order is its ordering
-        "seat_chance": None,
-        "confirmed": entry.confirmed,
-        "referral_code": entry.referral_code,
-        "score": entry.score,
-        "referrals": entry.referrals._asdict(),
-    }
-    return jsonify(body), 200, {"X-Poll-After-Seconds": str(WAITLIST_POLL)}
 
 
 def text_field(body: dict[str, Any], name: str, most: int) -> str:
@@ -112,11 +32,6 @@ def text_field(body: dict[str, Any], name: str, most: int) -> str:
     if not isinstance(value, str) or len(value) > most:
         raise InvalidInput(f"{name} must be text of at most {most} characters")
     return value
-
-
-def wait_range(guess: Estimate) -> list[int]:
-    """The likely wait in whole seconds: one standard deviation either side."""
-    return [round(bound) for bound in guess.range]
 
 
 @bp.get("/rooms")
@@ -180,16 +95,6 @@ def position(room: str, token: str) -> ResponseReturnValue:
     if lobby().settings(room).kind == "waitlist":
         return waitlist_json(room, waitlist_entry(room, token))
     return standing_json(lobby().check_in(room, token, shown=shown), room)
-
-
-def waitlist_entry(room: str, token: str) -> Entry:
-    entry = entry_of(room, token)
-    if entry is None:
-        raise TicketNotFound("no such entry on this waitlist")
-    try:
-        return waitlists().position(room, entry)
-    except NotAWaitlist:  # it became a live room since the settings were cached
-        raise TicketNotFound("no such entry on this waitlist") from None
 
 
 @bp.post("/rooms/<room>/leave/<token>")

@@ -2,7 +2,9 @@
 (nginx ``auth_request``, Caddy ``forward_auth``, Traefik ForwardAuth) asks before each
 request to the protected site, the published keys the site can check a pass with, and
 the release a site's server sends after checkout. The pass itself is
-``webapp.domain.passes``; the room's page hands out the first one (``to_site``).
+``webapp.domain.passes``. A visitor without one is seated by the gate itself when a
+seat is free and nobody waits (issue 30: the same join decision as the room's page,
+seat only); else the room's page puts them in line and hands out the pass once in.
 """
 
 from __future__ import annotations
@@ -17,16 +19,21 @@ from flask.typing import ResponseReturnValue
 from werkzeug.http import parse_cookie
 from werkzeug.wrappers import Response
 
+from webapp.domain.admission import Joined, JoinRequest
+from webapp.domain.bypass import bypasses
 from webapp.domain.drops import MAX_SOLD
+from webapp.domain.join_limits import Throttled
 from webapp.domain.passes import InvalidPass, cookie_name
 from webapp.domain.rooms import (
+    RoomError,
     RoomNotFound,
+    public_id,
     valid_room_name,
 )
 from webapp.domain.site_keys import looks_like_site_key
-from webapp.views import lobby, passes, services, site_keys, visits
+from webapp.views import admission, lobby, passes, services, site_keys, visits
 from webapp.views.shared.json_body import json_object, whole_number
-from webapp.views.shared.passes import MAX_NEXT, set_pass
+from webapp.views.shared.passes import MAX_NEXT, asked_by_a_visitor, set_pass
 from webapp.web.local_paths import is_local_path
 from webapp.web.security import credential_failures, is_admin_token, refused_credentials
 
@@ -47,16 +54,18 @@ SITE_REALM = 'Bearer realm="site"'  # a wrong site key's 401
 def check(room: str) -> ResponseReturnValue:
     """204 for a valid pass of a live seat (a fresh one: no Redis call; past half its
     life: the seat renewed and a fresh pass in Set-Cookie), naming the visitor (the
-    pass's sub) in X-Waiting-Room-Visitor; else 401 naming the waiting page in
-    X-Waiting-Room-Location, or with ``?redirect=1`` a 302 there."""
+    pass's sub) in X-Waiting-Room-Visitor; without a valid pass, 204 with a new seat's
+    pass when one is free (``straight_in``), or for a path of ``bypass_paths``
+    (``FreshGate``); else 401 naming the waiting page in X-Waiting-Room-Location, or
+    with ``?redirect=1`` a 302 there."""
     if not valid_room_name(room):
         raise RoomNotFound(f"no room named {room[:80]!r}")
     built = services()
     now = built.clock()
     try:
         held = built.passes.verify(room, presented(), now)
-    except InvalidPass:
-        return refused(room)
+    except InvalidPass:  # none, or none that counts: a free seat is taken at once
+        return straight_in(room)
     if built.revocations.revoked(room, held, now):  # the seat ended lately
         return refused(room)
     if held.fresh(now):
@@ -74,6 +83,35 @@ def check(room: str) -> ResponseReturnValue:
     response.headers[VISITOR] = held.subject
     set_pass(response, room, fresh)
     built.metrics.gate("renewed")
+    return response
+
+
+def straight_in(room: str) -> ResponseReturnValue:
+    """A visitor without a pass (issue 30): in a site room with a seat free, nobody
+    waiting and no puzzle asked, the join decision (``Admission``, seat only) seats them,
+    and the 204 carries the seat's pass in Set-Cookie for the proxy to hand on; else the
+    401 that leads to the waiting page, which puts them in line."""
+    if not asked_by_a_visitor(("document", "empty")):  # a favicon takes no seat
+        return refused(room)
+    try:
+        settings = lobby().settings(room)
+        if not settings.site_url:
+            return refused(room)
+        joining = JoinRequest(room, address=request.remote_addr or "", seat_only=True)
+        outcome = admission().join(joining)
+    except (RoomError, Throttled):  # the waiting page says why, and joins if it can
+        return refused(room)
+    if not isinstance(outcome, Joined) or not outcome.standing.ticket.seated:
+        return refused(room)
+    token = outcome.standing.ticket.token
+    now = services().clock()
+    fresh = services().seat_passes.hand(room, token, settings.pass_renew_seconds, now)
+    if fresh is None:  # ended in the meantime (an admin's removal)
+        return refused(room)
+    response = make_response("", 204)
+    response.headers[VISITOR] = public_id(token)
+    response.headers["Cache-Control"] = "no-store"
+    set_pass(response, room, fresh)
     return response
 
 
@@ -151,11 +189,12 @@ def pass_in(room: str, cookies: Mapping[str, str], authorization: str) -> str | 
 
 
 class FreshGate:
-    """WSGI middleware, outermost: the gate's commonest answer, a fresh pass's 204,
-    without Flask (its request context, hooks and middleware cost about as much as the
-    check itself: docs/performance.md). Anything else (no pass, a bad one, one due for
-    renewal) goes on to ``check``, which answers it. Timed under ``gate.check`` like the
-    route, so /metrics counts every check."""
+    """WSGI middleware, outermost: the gate's commonest answers without Flask (its
+    request context, hooks and middleware cost about as much as the check itself:
+    docs/performance.md): a fresh pass's 204, and the 204 for a path of the room's
+    ``bypass_paths`` (from the process's cached settings). Anything else (no pass, a bad
+    one, one due for renewal) goes on to ``check``, which answers it. Timed under
+    ``gate.check`` like the route, so /metrics counts every check."""
 
     def __init__(self, app: WSGIApplication, built: Services) -> None:
         self.app = app
@@ -163,6 +202,7 @@ class FreshGate:
         self.revocations = built.revocations
         self.clock = built.clock
         self.metrics = built.metrics
+        self.lobby = built.lobby
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -186,7 +226,23 @@ class FreshGate:
                     self.metrics.gate("fresh")
                     self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
                     return []
+                if held is None and self.bypassed(room, environ):
+                    # never kept by a cache of the gate's answers keyed by the pass
+                    start_response("204 NO CONTENT", [("Cache-Control", "no-store")])
+                    self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
+                    return []
         return self.app(environ, start_response)
+
+    def bypassed(self, room: str, environ: WSGIEnvironment) -> bool:
+        """Whether the original request's path is one of the room's ``bypass_paths``."""
+        uri = environ.get("HTTP_X_ORIGINAL_URI") or environ.get("HTTP_X_FORWARDED_URI") or ""
+        if not uri:
+            return False
+        try:
+            settings = self.lobby.settings(room)
+        except RoomNotFound:
+            return False
+        return bool(settings.bypass_paths) and bypasses(settings.bypass_paths, uri)
 
 
 def init_app(app: Flask, built: Services) -> None:

@@ -216,7 +216,17 @@ def outage(method: str, path: str, error: RedisError) -> tuple[int, str, dict[st
 
 
 def wants_json() -> bool:
-    return request.path.startswith("/api/")
+    """JSON under /api/, and for a room's page asked for JSON (its JSON mode)."""
+    return request.path.startswith("/api/") or (
+        request.endpoint == "pages.room_page" and asks_for_json()
+    )
+
+
+def asks_for_json() -> bool:
+    """The request prefers JSON to HTML (``Accept: application/json``; a browser's
+    Accept, or none, prefers HTML)."""
+    best = request.accept_mimetypes.best_match(("text/html", "application/json"))
+    return best == "application/json"
 
 
 def error_response(

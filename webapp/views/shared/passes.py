@@ -80,3 +80,16 @@ def site_target(site_url: str, wanted: str | None) -> str:
     if same and not any(ord(ch) < 0x21 or ch == "\\" for ch in wanted):
         return wanted
     return site_url
+
+
+def asked_by_a_visitor(destinations: tuple[str, ...]) -> bool:
+    """Whether this request (the gate's: the proxy passes the browser's headers on) is
+    one a visitor makes to be let in: a browser's fetch for one of ``destinations``
+    (``Sec-Fetch-Dest``: a page, or a page's own request), or a client that names none;
+    never an image, a stylesheet, a prefetch or a prerender."""
+    headers = request.headers
+    purpose = (headers.get("Sec-Purpose") or headers.get("Purpose") or "").lower()
+    if "prefetch" in purpose or "prerender" in purpose:
+        return False
+    dest = headers.get("Sec-Fetch-Dest", "")
+    return not dest or dest in destinations

@@ -174,9 +174,13 @@ def ended_page(room: str, ended: session.EndedMark, here: bool) -> ResponseRetur
     return no_store(page), 200 if request.endpoint == "pages.room_page" else 410
 
 
-def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnValue:
+def join_card(
+    room: str, status: int = 200, error: str = "", join_now: bool = False
+) -> ResponseReturnValue:
     """The room's own page for someone without a place in it: what it is, how full,
-    how long a joiner waits, and one button that joins (a POST: only that joins)."""
+    how long a joiner waits, and one button that joins (a POST: only that joins).
+    ``join_now``: a site room's gate sent the visitor and the room asks for a puzzle:
+    the page solves it and joins by itself (static/js/challenge.js)."""
     settings = lobby().settings(room)
     summary = reports().summary(room)
     if summary is None:
@@ -209,6 +213,7 @@ def join_card(room: str, status: int = 200, error: str = "") -> ResponseReturnVa
         # the room takes only its site's vouched-for customers, and none came with one
         "from_site": settings.identity == "required" and session.customer(room) is None,
         "offered": offered,
+        "join_now": join_now,
         "rejecting": method == "reject",  # new joins are turned away (503)
         "chance": None
         if enters

@@ -15,21 +15,32 @@ from typing import Any
 
 from flask import Blueprint, flash, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from werkzeug.wrappers import Response
 
-from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired
-from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid
+from webapp.domain.admission import Joined, JoinRequest, Outcome, PuzzleRequired
+from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid, IdentityRequired
 from webapp.domain.lobby import Place
-from webapp.domain.refusals import NotOpenYet, SoldOut
+from webapp.domain.refusals import NotOpenYet, RoomClosed, SoldOut, TicketGone, TicketNotFound
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.views import admission, lobby, visits
 from webapp.views.shared import own_page, passes, place, puzzle, session
+from webapp.views.shared.errors import asks_for_json
+from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist_json
 from webapp.views.shared.words import explain
 from webapp.views.visitor.waitlist import signup_page
 from webapp.web.i18n import _
 
 bp = Blueprint("pages", __name__)
 bp.after_request(own_page.room_headers)  # a site room's form-action; a room's own page
+
+
+@bp.after_request
+def vary_by_accept(response: Response) -> Response:
+    """A room's page answers HTML or JSON by the request's Accept (its JSON mode)."""
+    if request.endpoint == "pages.room_page":
+        response.vary.add("Accept")
+    return response
 
 
 NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
@@ -154,7 +165,11 @@ def set_name() -> ResponseReturnValue:
 @bp.get("/rooms/<room>")
 def room_page(room: str) -> ResponseReturnValue:
     """A room's page. ``t``: the public id of the ticket the page showed (the room
-    page's own reload): if that one ended, the page says so and why."""
+    page's own reload): if that one ended, the page says so and why. Asked for JSON
+    (``Accept: application/json``), the visitor's standing as the position API answers
+    it (``mine_as_json``)."""
+    if asks_for_json():
+        return mine_as_json(room)
     if is_waitlist(room):
         return signup_page(room)
     passes.keep_next(room)  # a site room's gate sent the visitor: where to go once in
@@ -165,7 +180,27 @@ def room_page(room: str) -> ResponseReturnValue:
         return place.show(room, token)
     if ended is not None:
         return place.ended_page(room, ended, here="t" not in request.args)
+    if (
+        "next" in request.args
+        and lobby().settings(room).site_url
+        and passes.asked_by_a_visitor(("document",))  # not the site's favicon, redirected
+    ):
+        return join_from_the_gate(room)
     return place.join_card(room)
+
+
+def join_from_the_gate(room: str) -> ResponseReturnValue:
+    """A site room's gate sent a visitor without a place (issue 30): in line at once,
+    no button (a room that asks for a puzzle has the page solve it, then join). What
+    bars a join shows the room's card, which says why."""
+    try:
+        outcome = take_place(room)
+    except (IdentityRequired, RoomClosed, SoldOut):
+        return place.join_card(room)
+    if isinstance(outcome, PuzzleRequired):
+        return place.join_card(room, join_now=True)
+    token = session.ticket(room)
+    return place.show(room, token) if token is not None else place.join_card(room)
 
 
 @bp.post("/rooms/<room>/join")
@@ -181,6 +216,14 @@ def join(room: str) -> ResponseReturnValue:
         session.set_name(name)
     elif not session.name() and not lobby().settings(room).site_url:  # a site: no chat
         return redirect(url_for(".room_page", room=room)), 303
+    if isinstance(take_place(room), PuzzleRequired):  # the room asks for a proof of work
+        return place.join_card(room, 403, puzzle.words())
+    return redirect(url_for(".room_page", room=room)), 303
+
+
+def take_place(room: str) -> Outcome:
+    """This browser's join (``Admission``), its place remembered; the site's token for
+    its customer used up unless the join must come again with a puzzle solved."""
     try:
         outcome = admission().join(joining(room))
     except IdentityInvalid:
@@ -190,11 +233,26 @@ def join(room: str) -> ResponseReturnValue:
         session.keep_customer(room, None)  # used (or not needed: a place held)
     if isinstance(outcome, Joined) and session.gave_away(room, outcome.standing.ticket.token):
         outcome = admission().join(joining(room))  # that place is another browser's now
-    if isinstance(outcome, PuzzleRequired):  # the room asks for a proof of work
-        return place.join_card(room, 403, puzzle.words())
     if isinstance(outcome, Joined):
         session.remember(room, outcome.standing.ticket.token, outcome.standing.ticket.position)
-    return redirect(url_for(".room_page", room=room)), 303
+    return outcome
+
+
+def mine_as_json(room: str) -> ResponseReturnValue:
+    """JSON mode (issue 30, as Cloudflare's): this browser's place in ``room`` as the
+    position API answers it (a check-in); 404 without one, 410 with why it ended."""
+    if is_waitlist(room):
+        entry = session.entries().get(room)
+        if entry is None:
+            raise TicketNotFound("this browser has no entry on this waitlist")
+        return waitlist_json(room, waitlist_entry(room, entry))
+    token, ended = session.page_ticket(room, None)
+    if token is None or session.gave_away(room, token):
+        if ended is not None:
+            raise TicketGone(ended.why)
+        lobby().settings(room)  # RoomNotFound for a room that is not there
+        raise TicketNotFound("this browser holds no place in this room")
+    return standing_json(lobby().check_in(room, token), room)
 
 
 def joining(room: str) -> JoinRequest:
