@@ -7,6 +7,7 @@ from importlib import resources
 
 import pytest
 
+from tests.unit.test_scripts import reader
 from webapp.redis.keys import Keys
 from webapp.redis.scripts import (
     ScriptError,
@@ -49,15 +50,6 @@ def known_names() -> set[str]:
     keys = Keys("t")
     families = [keys.room("r"), keys.drop("r"), keys.waitlist("r"), keys.chat("c"), keys.hook("e")]
     return {name for family in families for name in family.named()} | set(SINGLE)
-
-
-def reader(files: dict[str, str]):  # type: ignore[no-untyped-def]
-    def read(name: str) -> str:
-        if name not in files:
-            raise ScriptError(f"no Lua file lua/{name}.lua")
-        return files[name]
-
-    return read
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
