@@ -32,8 +32,12 @@ run: $(RUNTIME)
 	trap 'kill $$mailer $$hooks 2>/dev/null' EXIT; \
 	$(VENV)/bin/gunicorn -c python:webapp.web.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 
+# Two pytest workers, a test file each at a time (pytest-xdist): most of the suite waits on
+# browsers, gunicorn and Redis, and it has 30 minutes in CI. `make test PYTEST_WORKERS=0`
+# runs it in one process.
+PYTEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check webapp tests bench

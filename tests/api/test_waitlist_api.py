@@ -15,7 +15,7 @@ DOCUMENT = json.loads(resources.files("webapp").joinpath("openapi.json").read_te
 STANDING = {"$ref": "#/components/schemas/Standing", "components": DOCUMENT["components"]}
 LIVE_KEYS = {"token", "status", "position", "ahead", "wait", "variance", "range", "shown",
              "poll_after", "waiting", "active", "capacity", "room_status", "support_code",
-             "notice", "trend", "basis"}  # fmt: skip
+             "notice", "trend", "basis", "queueing_method", "seat_chance"}  # fmt: skip
 WAITLIST_KEYS = {"confirmed", "referral_code", "score", "referrals"}
 
 
