@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 from typing import Any
@@ -35,7 +36,7 @@ def call(
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=20) as reply:
+        with urllib.request.urlopen(request, timeout=60) as reply:
             raw = reply.read()
             return reply.status, json.loads(raw) if raw else None
     except urllib.error.HTTPError as error:
@@ -48,7 +49,7 @@ def gate_check(url: str, held: str) -> tuple[int, str]:
     rotates the pass: the old one renews no more, so a client keeps the new one)."""
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {held}"})
     try:
-        with urllib.request.urlopen(request, timeout=20) as reply:
+        with urllib.request.urlopen(request, timeout=60) as reply:
             cookie = reply.headers.get("Set-Cookie", "")
             fresh = cookie.split(";")[0].split("=", 1)[1] if cookie.startswith("wr_pass_") else ""
             return reply.status, fresh
@@ -58,6 +59,16 @@ def gate_check(url: str, held: str) -> tuple[int, str]:
 
 
 def worker(base: str, tickets: list[tuple[str, str]], site_key: str, results: Any) -> None:
+    """``work``, whose failure is put on ``results`` too: the test then says what went
+    wrong at once rather than waiting for a result that never comes."""
+    try:
+        work(base, tickets, site_key, results)
+    except BaseException:
+        results.put(traceback.format_exc())
+        raise
+
+
+def work(base: str, tickets: list[tuple[str, str]], site_key: str, results: Any) -> None:
     """Takes its tickets in line order: waits for each to be admitted (its check-ins
     claim the seat and bring a pass), checks the gate with it, releases it."""
     checks = renewed = refused = released = 0
@@ -68,7 +79,7 @@ def worker(base: str, tickets: list[tuple[str, str]], site_key: str, results: An
         held = joined_with if i == 0 else ""
         while not held:
             status, body = call(f"{base}/api/rooms/crowd/position/{token}")
-            assert status == 200, status
+            assert status == 200, (token, status, body)
             held = body.get("pass", "") if body["status"] == "admitted" else ""
             if not held:
                 time.sleep(0.05)
@@ -127,6 +138,8 @@ def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
         for process in workers:
             process.start()
         outcomes = [results.get(timeout=300) for _ in workers]
+        failures = [o for o in outcomes if isinstance(o, str)]
+        assert not failures, failures[0] + server.log.read_text()[-3000:]
         for process in workers:
             process.join(timeout=30)
             assert process.exitcode == 0

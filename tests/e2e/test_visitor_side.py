@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import visiting
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 pytestmark = pytest.mark.e2e
 
@@ -181,10 +181,6 @@ def test_each_ended_reason_is_told(server: Any, room: Any, person: Any, artifact
     assert not axe(bob, "lobby with ended places")
 
 
-@pytest.mark.skip(
-    reason="hangs since this stop's merges (the turn screen never goes into the room in the "
-    "browser); the next engineer's first task: see the closing note of stop 38"
-)
 def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifacts: Path):
     """A seat frees: the page says it's your turn (title too), then takes Bob in; the
     waiting, your-turn and room pages pass axe-core."""
@@ -203,7 +199,8 @@ def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifa
     with bob.expect_response(re.compile(r"/line\?")):
         pass
     expect(bob.get_by_label("Play a sound when it is my turn")).to_be_checked()
-    bob.route(re.compile(r"/rooms/[^/]+$"), lambda route: None)  # hold the moment on screen
+    held: list[Route] = []  # the page's own way in, held to keep the moment on screen
+    bob.route(re.compile(r"/rooms/[^/]+$"), lambda route: held.append(route))
     server.api("POST", f"/api/rooms/{name}/leave/{holder}")
     expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
     expect(bob).to_have_title(f"It's your turn! · {name}")
@@ -211,7 +208,10 @@ def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifa
     shoot(bob, artifacts, "waiting-turn")
     problems += axe(bob, "your turn")
     bob.unroute(re.compile(r"/rooms/[^/]+$"))
-    bob.get_by_role("link", name="Go in now").click()
+    if held:  # the moment passed and the page went in by itself: let it
+        held[0].continue_()
+    else:
+        bob.get_by_role("link", name="Go in now").click()
     expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible(timeout=10_000)
     expect(bob.locator("#connection")).to_have_attribute("data-state", "live")
     shoot(bob, artifacts, "room-seat")

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from flask import render_template, request
 from markupsafe import Markup
+from redis.exceptions import RedisError
 from werkzeug.wrappers import Response
 
 from webapp.domain import page_template
@@ -148,10 +149,11 @@ def room_headers(response: Response) -> Response:
     """A room's pages' policy (an after-request hook of the blueprints that show them):
     a site room's page lets its forms lead to the site (a join let in at once is
     redirected there: form-action must allow that origin only); a room with its own
-    page template lets its styles and its admin's image origins in."""
+    page template lets its styles and its admin's image origins in. An error's page
+    (the outage's among them: Redis cannot answer for the settings) keeps every page's."""
     room = (request.view_args or {}).get("room")
-    if room and response.mimetype == "text/html":
-        with contextlib.suppress(RoomError):
+    if room and response.mimetype == "text/html" and response.status_code < 500:
+        with contextlib.suppress(RoomError, RedisError):
             settings = lobby().settings(room)
             parts = urlsplit(settings.site_url)
             origin = f"{parts.scheme}://{parts.netloc}"
