@@ -168,7 +168,7 @@ def test_concurrent_sold_reports_count_once(redis_url: str) -> None:
     with ctx.Pool(4) as pool:
         results = pool.map(_sell, [(redis_url, ids[k:] + ids[:k]) for k in (0, 25, 50, 75)])
     assert sum(not replay for rows in results for replay in rows) == 100
-    settings = rooms.settings("shop")
+    settings = rooms.find_settings("shop")
     assert settings is not None and settings.stock == 900
 
 

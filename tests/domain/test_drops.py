@@ -231,7 +231,7 @@ def test_the_times_must_come_in_order(visits: Visits) -> None:
     for bad in ({"prequeue_at": T0 + 200}, {"ends_at": T0 + 120}, {"starts_at": T0 + 30}):
         with pytest.raises(InvalidInput):
             visits.configure("drop", bad)
-    settings = visits.rooms.settings("drop")
+    settings = visits.rooms.find_settings("drop")
     assert settings is not None and (settings.prequeue_at, settings.starts_at) == (
         T0 + 60,
         T0 + 120,

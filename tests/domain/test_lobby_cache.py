@@ -47,7 +47,7 @@ def test_two_admins_changing_different_settings_both_land(rooms):
     first = engine(rooms.client, rooms.keys, rooms.clock)
     first.configure("hall", {"grace_seconds": 40})
     rooms.configure("hall", {"status": "paused"})
-    settings = rooms.settings("hall")
+    settings = rooms.find_settings("hall")
     assert (settings.capacity, settings.grace_seconds, settings.status) == (3, 40, "paused")
 
 

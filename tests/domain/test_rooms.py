@@ -354,7 +354,7 @@ def test_settings_are_validated(rooms):
                 {"colour": 1}, {"dropout_seconds": 1.5}):  # fmt: skip
         with pytest.raises(InvalidInput):
             rooms.configure(ROOM, bad)
-    assert rooms.settings(ROOM).capacity == 2
+    assert rooms.find_settings(ROOM).capacity == 2
 
 
 def test_delete_removes_every_key(rooms, db, keys):

@@ -77,6 +77,6 @@ def test_a_deleted_room_is_logged_its_chat_emptied_and_its_pages_told(
     assert "room hall deleted by ada" in caplog.text
     assert chats.members(room_chat_id("hall")) == {}
     assert told.frames[-1] == ("hall", deleted_frame())
-    assert rooms.settings("hall") is None
+    assert rooms.find_settings("hall") is None
     assert not visits.delete("hall", who="ada")  # nothing left: nothing said
     assert told.frames[-1] == ("hall", deleted_frame()) and len(told.frames) == 1

@@ -689,8 +689,8 @@ def test_kind_and_ordering_change_only_when_nobody_would_be_stranded(rooms, wait
         rooms.configure(ROOM, {"kind": "live"})
     with pytest.raises(SettingsConflict):
         rooms.configure(ROOM, {"ordering": "fifo", "capacity": 5})
-    assert rooms.settings(ROOM).ordering == "priority"
-    assert rooms.settings(ROOM).capacity == 10
+    assert rooms.find_settings(ROOM).ordering == "priority"
+    assert rooms.find_settings(ROOM).capacity == 10
     rooms.configure(ROOM, {"ordering": "lottery"})
     first = waitlists.draw_record(ROOM).commitment
     rooms.configure(ROOM, {"draw_at": 1_800_000_000})  # still lottery: same commitment

@@ -73,7 +73,7 @@ def run_drop(server: Server, redis_url: str) -> None:
             for person in visits.reports.participants(ROOM)[:3]:
                 with contextlib.suppress(TicketGone):
                     visits.end(ROOM, person.token)
-                left = rooms.settings(ROOM).stock
+                left = rooms.find_settings(ROOM).stock
                 if left:
                     visits.record_sold(ROOM, min(rng.randint(1, 3), left), request_id=str(second))
         if second % 60 == 0:  # pages check in (and claim the seats offered)

@@ -77,7 +77,7 @@ def test_creating_a_waitlist_reads_its_own_fields_only(panel, rooms):
                           draw_at="2030-06-01T18:00", admit_every_minutes="2",
                           admit_every_minutes_unit="hours")  # fmt: skip
     assert "Created the waitlist launch." in panel.flashed(response)
-    settings = rooms.settings("launch")
+    settings = rooms.find_settings("launch")
     assert (settings.kind, settings.ordering, settings.capacity) == ("waitlist", "lottery", 10)
     assert settings.claim_seconds == 3 * 86400 and settings.admit_every_minutes == 120
     assert settings.draw_at == int(datetime(2030, 6, 1, 22, 0, tzinfo=UTC).timestamp())
@@ -94,7 +94,7 @@ def test_a_duration_is_shown_and_saved_in_its_unit(panel, rooms, reports):
     response = panel.post(f"{ROOM}/settings", kind="waitlist", tz="UTC", claim_seconds="3",
                           claim_seconds_unit="days")  # fmt: skip
     assert "Saved: Time to claim 2 days → 3 days." in panel.flashed(response)
-    assert rooms.settings("hall").claim_seconds == 259_200
+    assert rooms.find_settings("hall").claim_seconds == 259_200
     assert "Time to claim 2 days → 3 days" in panel.page(f"{ROOM}/audit")
 
 
@@ -107,7 +107,7 @@ def test_a_time_is_typed_and_shown_in_the_admin_s_zone(panel, rooms):
     flash = "Opens at not announced → 2030-06-01 18:00 America/New_York (22:00 UTC)."
     assert flash in panel.flashed(response)
     at = int(datetime(2030, 6, 1, 18, 0, tzinfo=NEW_YORK).timestamp())
-    assert rooms.settings("hall").opens_at == at
+    assert rooms.find_settings("hall").opens_at == at
     panel.client.set_cookie("panel_tz", "America/New_York")
     page = panel.page(ROOM)
     assert f'type="datetime-local" value="2030-06-01T18:00" data-utc="{at}"' in page
@@ -131,8 +131,8 @@ def test_a_bad_time_or_duration_keeps_what_was_typed(panel, rooms):
     assert 'value="someday"' in text and 'value="90"' in text
     units = text[text.index('name="grace_seconds_unit"') :]
     assert '<option value="minutes" selected>' in units[: units.index("</select>")]
-    assert rooms.settings("hall") == rooms.settings("hall").changed({})
-    assert rooms.settings("hall").grace_seconds == 15
+    assert rooms.find_settings("hall") == rooms.find_settings("hall").changed({})
+    assert rooms.find_settings("hall").grace_seconds == 15
 
 
 def test_the_room_page_asks_its_own_kind(panel, rooms):

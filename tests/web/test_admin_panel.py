@@ -89,7 +89,7 @@ def test_actions_need_a_login_and_change_nothing(app, rooms, visits, reports, pa
             "name": "x"}  # fmt: skip
     response = anonymous.client.post(path, data=form)
     assert response.status_code == 302 and "/admin/login" in response.location
-    assert reports.audit("hall", 100) == before and rooms.settings("x") is None
+    assert reports.audit("hall", 100) == before and rooms.find_settings("x") is None
 
 
 @pytest.mark.parametrize("path", POSTS)
@@ -100,7 +100,7 @@ def test_actions_without_a_csrf_token_are_refused(panel, rooms, visits, reports,
     before = reports.audit("hall", 100)
     response = panel.post(path, csrf=False, count="1", text="hi", status="closed", name="x")
     assert response.status_code == 400
-    assert reports.audit("hall", 100) == before and rooms.settings("hall") is not None
+    assert reports.audit("hall", 100) == before and rooms.find_settings("hall") is not None
 
 
 # -- the overview -------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_creating_a_room_with_its_settings(panel, rooms, reports):
     response = panel.post("/admin/rooms", **form)
     assert response.location == "/admin/rooms/gala"
     assert "Created the live room gala." in panel.flashed(response)
-    settings = rooms.settings("gala")
+    settings = rooms.find_settings("gala")
     assert settings is not None
     assert (settings.capacity, settings.max_line_length, settings.max_wait_seconds) == (
         25,
@@ -195,17 +195,19 @@ def test_the_panel_says_how_long_an_emailed_offer_lasts(panel, rooms):
     assert help_text is not None
     assert "has 30 seconds to take it (3 minutes for someone who gave an email)" in help_text[1]
     response = panel.post(f"{ROOM}/settings", email_claim_seconds="300")
-    assert rooms.settings("hall").email_claim_seconds == 300
+    assert rooms.find_settings("hall").email_claim_seconds == 300
     assert "5 minutes for someone who gave an email" in panel.flashed(response)
 
 
 def test_saving_settings_writes_only_what_changed(panel, rooms, reports):
     """The audit entry names the changed fields alone; the flash says old and new."""
     rooms.configure("hall", {"capacity": 5})
-    form = {s: str(v) if v is not None else "" for s, v in rooms.settings("hall").as_dict().items()}
+    form = {
+        s: str(v) if v is not None else "" for s, v in rooms.find_settings("hall").as_dict().items()
+    }
     response = panel.post(f"{ROOM}/settings", **{**form, "capacity": "20", "max_line_length": "99"})
     assert "Saved: Capacity 5 → 20; Longest line no limit → 99." in panel.flashed(response)
-    assert rooms.settings("hall").capacity == 20
+    assert rooms.find_settings("hall").capacity == 20
     entry = newest(reports, "settings")
     assert entry.who == "ada"
     assert json.loads(entry.detail) == [["capacity", "5", "20"], ["max_line_length", "", "99"]]
@@ -223,7 +225,9 @@ def test_bad_settings_change_nothing_and_say_why(panel, rooms, reports):
     assert text.count("Capacity must be a whole number from 1 to 1,000,000 seats.") == 2
     assert 'href="#setting-grace_seconds"' in text and 'aria-invalid="true"' in text
     assert 'value="many"' in text and 'value="99999"' in text
-    assert rooms.settings("hall").capacity == 5 and reports.audit("hall", 10, ["settings"]) == []
+    assert (
+        rooms.find_settings("hall").capacity == 5 and reports.audit("hall", 10, ["settings"]) == []
+    )
 
 
 @pytest.mark.parametrize("status", ["paused", "closed", "open"])
@@ -232,7 +236,7 @@ def test_open_pause_and_close(panel, rooms, reports, status):
     rooms.configure("hall", {"status": "closed" if status == "open" else "open"})
     response = panel.post(f"{ROOM}/status", status=status)
     assert f"The room is {status} now." in panel.flashed(response)
-    assert rooms.settings("hall").status == status
+    assert rooms.find_settings("hall").status == status
     was = "closed" if status == "open" else "open"
     assert json.loads(newest(reports, "settings").detail) == [["status", was, status]]
 
@@ -244,7 +248,7 @@ def test_a_bad_status_is_a_400(panel, rooms):
     assert response.status_code == 400 and "Choose open, paused or closed." in response.get_data(
         as_text=True
     )
-    assert rooms.settings("hall").status == "open"
+    assert rooms.find_settings("hall").status == "open"
 
 
 def test_deleting_a_room_after_confirming(panel, rooms, visits):
@@ -257,7 +261,7 @@ def test_deleting_a_room_after_confirming(panel, rooms, visits):
     response = panel.post(f"{ROOM}/delete")
     assert response.location == "/admin/"
     assert "Deleted the room hall" in panel.flashed(response)
-    assert rooms.settings("hall") is None
+    assert rooms.find_settings("hall") is None
     again = panel.post(f"{ROOM}/delete")
     assert "Nothing changed: No room named" in panel.flashed(again)
 
@@ -635,14 +639,14 @@ def test_end_clears_the_line_is_a_checkbox(panel, rooms):
     assert box is not None and 'type="checkbox"' in box[0] and "checked" not in box[0]
     ticked = panel.post(f"{ROOM}/settings", ends_at_clears_line=["1", "0"])
     assert "End clears the line off → on" in panel.flashed(ticked)
-    assert rooms.settings("hall").ends_at_clears_line == 1
+    assert rooms.find_settings("hall").ends_at_clears_line == 1
     assert (
         "checked"
         in re.search(r'<input id="setting-ends_at_clears_line"[^>]*>', panel.page(ROOM))[0]
     )
     unticked = panel.post(f"{ROOM}/settings", ends_at_clears_line="0")
     assert "End clears the line on → off" in panel.flashed(unticked)
-    assert rooms.settings("hall").ends_at_clears_line == 0
+    assert rooms.find_settings("hall").ends_at_clears_line == 0
 
 
 def test_an_offer_says_its_whole_window(panel, rooms, visits):

@@ -57,6 +57,6 @@ def test_schedule_in_the_admins_zone(panel: Panel, visits: Any) -> None:
     form = {"capacity": "1", "tz": "Europe/Berlin", "starts_at": "2030-01-01T10:00",
             "prequeue_at": "2030-01-01T09:30"}  # fmt: skip
     panel.post(f"{ROOM}/settings", **form)
-    settings = visits.rooms.settings("drop")
+    settings = visits.rooms.find_settings("drop")
     assert settings.starts_at == 1893488400  # 09:00 UTC
     assert settings.prequeue_at == 1893488400 - 1800

@@ -117,7 +117,7 @@ def test_the_panel_saves_and_previews_the_page(
     )
     size = len(CLOUDFLARE_STYLE.strip().encode())
     assert f"Saved: Page template empty → a template of {size:,} bytes" in panel.flashed(saved)
-    settings = engine.settings("hall")
+    settings = engine.find_settings("hall")
     assert settings.page_template == CLOUDFLARE_STYLE.strip()
     audited = newest(reports, "settings")  # a long value is audited as its size and digest
     assert len(audited.detail) < 400 and f'"#{size}:' in audited.detail

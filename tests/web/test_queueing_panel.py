@@ -41,7 +41,9 @@ def test_the_panel_switches_the_order_and_shows_the_draws(
         visits.join("hall", identity=f"p{i}", name=f"P{i}")
     page = panel.page(ROOM)
     assert 'name="queueing_method"' in page and "Pass through" in page
-    form = {s: "" if v is None else str(v) for s, v in rooms.settings("hall").as_dict().items()}
+    form = {
+        s: "" if v is None else str(v) for s, v in rooms.find_settings("hall").as_dict().items()
+    }
     saved = panel.post(f"{ROOM}/settings", **{**form, "queueing_method": "random"})
     assert "Order of admission First come → Random" in panel.flashed(saved)
     page = panel.page(ROOM)

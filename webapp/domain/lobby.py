@@ -351,7 +351,7 @@ class Lobby:
     def ended(self, room: str, why: str) -> Ended:
         """What a visitor whose ticket ended for ``why`` may do next (fresh settings: the
         room may be gone or closed since)."""
-        settings = self.rooms.settings(room)
+        settings = self.rooms.find_settings(room)
         if settings is None:
             return Ended(room, "deleted" if why == "unknown" else why, False, "", False)
         can_join = settings.status != "closed" and settings.kind == "live"

@@ -99,6 +99,11 @@ class Reports:
     def names(self) -> list[str]:
         return self.rooms.names()
 
+    def find_settings(self, room: str) -> RoomSettings | None:
+        """The room's settings as stored now, not a worker's cached copy (the panel
+        shows what an admin just changed); None if there is no such room."""
+        return self.rooms.find_settings(room)
+
     def summary(self, room: str) -> RoomSummary | None:
         """One room's figures in one round trip; None if there is no such room."""
         if not valid_room_name(room):
@@ -391,7 +396,7 @@ class Reports:
         """Every room with its settings and figures, by name."""
         out = []
         for name in self.names():
-            settings = self.rooms.settings(name)
+            settings = self.rooms.find_settings(name)
             summary = self.summary(name)
             if settings is None or summary is None:
                 continue

@@ -179,9 +179,10 @@ class WaitingRooms:
         )
         check(_text(reply[0]), Reply(room, detail=_text(reply[9])))  # "conflict": why
         self.client.sadd(self.keys.rooms, room)
-        return self.settings(room) or RoomSettings().changed(changes)  # unless deleted since
+        return self.find_settings(room) or RoomSettings().changed(changes)  # unless deleted since
 
-    def settings(self, room: str) -> RoomSettings | None:
+    def find_settings(self, room: str) -> RoomSettings | None:
+        """The room's settings as stored now (no cache); None if there is no such room."""
         return self.versioned_settings(room)[0]
 
     def versioned_settings(self, room: str) -> tuple[RoomSettings | None, int]:

@@ -72,7 +72,7 @@ class Visits:
         """Creates the room or changes its settings (the script audits it): this process
         forgets its cached settings and the room's open pages are told, since a change
         (a capacity raise, a reopen) can let people in from the line."""
-        before = self.rooms.settings(room)
+        before = self.rooms.find_settings(room)
         check_schedule(before or RoomSettings(), changes)
         settings = self.rooms.configure(room, changes, who=who)
         if before is None and self.webhooks is not None:
@@ -144,6 +144,11 @@ class Visits:
         else:
             self.announcer.saw(room, ticket)
         return ticket
+
+    def set_email(self, room: str, token: str, email: str, lang: str = "en") -> bool:
+        """Gives a waiting place the email it is told at when a seat is offered, or
+        takes it away (``email`` empty); False if the place is not waiting."""
+        return self.rooms.set_email(room, token, email, lang)
 
     def rename(self, room: str, token: str, name: str) -> bool:
         """A visitor's new display name on their ticket; the room hears of it, and the

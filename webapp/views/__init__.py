@@ -13,7 +13,6 @@ from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes
 from webapp.domain.reports import Reports
 from webapp.domain.room_report import RoomReports
-from webapp.domain.rooms import WaitingRooms
 from webapp.domain.site_keys import SiteKeys
 from webapp.domain.visits import Visits
 from webapp.domain.waitlist import Waitlists
@@ -24,10 +23,6 @@ from webapp.services import Services
 def services() -> Services:
     found: Services = current_app.extensions["services"]
     return found
-
-
-def rooms() -> WaitingRooms:
-    return services().rooms
 
 
 def lobby() -> Lobby:

@@ -332,7 +332,7 @@ def compose(
     """The email of one outbox message, in the entry's language, text and HTML."""
     kind, entry = fields.get("kind", "admitted"), fields["entry"]
     lang = fields.get("lang", "") if fields.get("lang") in LANGUAGES else DEFAULT
-    settings = rooms.settings(room) or RoomSettings()
+    settings = rooms.find_settings(room) or RoomSettings()
     title = settings.title or room  # what people read: the title, the address without one
     context: dict[str, object] = {
         "room": title,

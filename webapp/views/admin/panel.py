@@ -23,7 +23,7 @@ from webapp.domain.reports import PAGE, Person
 from webapp.domain.rooms import RoomError, RoomNotFound
 from webapp.domain.settings import BY_NAME, RoomSettings
 from webapp.domain.visits import MAX_NOTICE
-from webapp.views import reports, rooms
+from webapp.views import reports
 from webapp.views.admin.auth import current_admin
 from webapp.views.admin.form import FORM_GROUPS, ZONE_COOKIE, shown, zone_name, zone_named
 from webapp.views.admin.words import STATUS_ACTIONS
@@ -92,7 +92,7 @@ def missing(room: str) -> ResponseReturnValue:
 
 
 def existing(room: str) -> RoomSettings:
-    settings = rooms().settings(room)
+    settings = reports().find_settings(room)
     if settings is None:
         raise RoomNotFound(f"no room named {room!r}")
     return settings

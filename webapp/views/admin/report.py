@@ -14,7 +14,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.join_refusals import REASONS
 from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.room_report import RoomReport
-from webapp.views import lobby, room_reports, rooms
+from webapp.views import lobby, reports, room_reports
 from webapp.views.admin.auth import login_required
 from webapp.views.admin.panel import missing, panel_blueprint, zone
 from webapp.views.admin.words import ENDED_WHY, REFUSED_WHY
@@ -29,7 +29,7 @@ SCATTER = 500  # newest admissions from the line drawn in the estimates' chart
 @bp.get("/rooms/<room>/report")
 @login_required
 def report(room: str) -> ResponseReturnValue:
-    settings = rooms().settings(room)
+    settings = reports().find_settings(room)
     if settings is None:
         return missing(room)
     found = room_reports().report(room, lobby().now())
@@ -99,7 +99,7 @@ def wait_series(
 @bp.get("/rooms/<room>/report.csv")
 @login_required
 def report_export(room: str) -> ResponseReturnValue:
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         return missing(room)
     found = room_reports().report(room, lobby().now())
     return csv_download(f"report-{room}.csv", COLUMNS, csv_rows(found, zone()))

@@ -17,7 +17,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.reports import PAGE, Person
 from webapp.domain.settings import KINDS
 from webapp.domain.site_keys import NewSiteKey
-from webapp.views import lobby, reports, rooms, site_keys, waitlists
+from webapp.views import lobby, reports, site_keys, waitlists
 from webapp.views.admin.charts import accuracy, history_charts
 from webapp.views.admin.form import fields, posted_fields
 from webapp.views.admin.panel import missing, zone
@@ -40,7 +40,7 @@ def room_page(
     """The room's page; after bad input, ``errors`` by field and the ``form`` as sent
     (``typed``: it was the settings form, shown again as typed); ``made_key``: a site
     key just made, shown this once."""
-    settings = rooms().settings(room)
+    settings = reports().find_settings(room)
     summary = reports().summary(room)
     if settings is None or summary is None:
         return missing(room)

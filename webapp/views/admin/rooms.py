@@ -13,7 +13,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.rooms import InvalidInput, valid_room_name
 from webapp.domain.settings import BY_NAME, KINDS
-from webapp.views import lobby, reports, rooms, visits, waitlists
+from webapp.views import lobby, reports, visits, waitlists
 from webapp.views.admin.auth import login_required
 from webapp.views.admin.form import fields, posted_fields, problem, read_form
 from webapp.views.admin.panel import existing, is_partial, missing, panel_blueprint, who, zone
@@ -68,7 +68,7 @@ def create_room() -> ResponseReturnValue:
         errors["kind"] = problem(BY_NAME["kind"])
     if not valid_room_name(name):
         errors = {"name": "A room name is 1 to 64 characters: a-z, 0-9 and -.", **errors}
-    elif rooms().settings(name) is not None:
+    elif reports().find_settings(name) is not None:
         errors = {"name": f"There is already a room named {name}.", **errors}
     if errors:
         return overview_page(400, errors, request.form)
@@ -99,7 +99,7 @@ def page_number() -> int:
 @bp.get("/rooms/<room>/audit")
 @login_required
 def audit(room: str) -> ResponseReturnValue:
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         return missing(room)
     kind = request.args.get("kind", "")
     error = "" if not kind or kind in AUDIT_KINDS else "Choose a kind from the list."
@@ -113,7 +113,7 @@ def audit(room: str) -> ResponseReturnValue:
 @bp.get("/rooms/<room>/audit.csv")
 @login_required
 def audit_export(room: str) -> ResponseReturnValue:
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         return missing(room)
     kinds = [k for k in request.args.getlist("kind") if k]
     entries = reports().audit(room, count=5000, kinds=kinds)

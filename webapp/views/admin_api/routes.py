@@ -16,7 +16,7 @@ from webapp.domain.drops import MAX_SOLD, checked_request_id
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.domain.site_keys import SiteKeyNotFound
-from webapp.views import lobby, reports, rooms, site_keys, visits
+from webapp.views import lobby, reports, site_keys, visits
 from webapp.views.shared.admin import (
     MAX_ADMIT,
     MAX_REQUEST_ID,
@@ -52,7 +52,7 @@ def ticket_of(room: str, token: str) -> str:
     if len(token) > SUPPORT_CODE_MAX:
         return token
     person = reports().find(room, token)
-    if person is None and rooms().settings(room) is None:
+    if person is None and reports().find_settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     if person is None:
         raise TicketNotFound("no one in this room has that support code")
@@ -97,7 +97,7 @@ def list_rooms() -> ResponseReturnValue:
 @larger_body
 def put_room(room: str) -> ResponseReturnValue:
     changes = json_object(required=True)
-    created = rooms().settings(room) is None
+    created = reports().find_settings(room) is None
     settings = visits().configure(room, changes, who=WHO)
     return jsonify(name=room, **settings.for_api()), 201 if created else 200
 
@@ -105,7 +105,7 @@ def put_room(room: str) -> ResponseReturnValue:
 @bp.get("/rooms/<room>")
 @admin_only
 def get_room(room: str) -> ResponseReturnValue:
-    settings = rooms().settings(room)
+    settings = reports().find_settings(room)
     if settings is None:
         raise RoomNotFound(f"no room named {room!r}")
     return jsonify(name=room, **settings.for_api())
@@ -138,7 +138,7 @@ def admit(room: str) -> ResponseReturnValue:
 def joined_tokens(room: str, tickets: tuple[str, ...]) -> list[str]:
     """The tokens the joins of these tickets returned: a waitlist's entries by their
     signed token (as its join and its links name them), a live room's as they are."""
-    settings = rooms().settings(room)
+    settings = reports().find_settings(room)
     if settings is not None and settings.kind == "waitlist":
         return [entry_token(room, entry) for entry in tickets]
     return list(tickets)
@@ -173,7 +173,7 @@ def notice(room: str) -> ResponseReturnValue:
 @admin_only
 def audit(room: str) -> ResponseReturnValue:
     """The newest entries first (``?kind=`` to filter, ``?format=csv`` for CSV)."""
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     kinds = [k for k in request.args.getlist("kind") if k]
     count = query_number("count", 1, MAX_AUDIT, 200)
@@ -208,7 +208,7 @@ def stock(room: str) -> ResponseReturnValue:
     body = json_object(required=True, known=("sold", "left", "request_id"))
     if ("sold" in body) == ("left" in body):
         raise InvalidInput('give either "sold" or "left"')
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     request_id = checked_request_id(body.get("request_id", ""))  # whichever is given
     if "sold" in body:
@@ -229,7 +229,7 @@ def stock(room: str) -> ResponseReturnValue:
 def start_drop(room: str) -> ResponseReturnValue:
     """A scheduled drop's "start now": the pre-queue drawn and placed at once. A second
     call does nothing (``started`` false)."""
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     drawn = visits().start_drop(room, who=WHO)
     return jsonify(started=drawn >= 0, entries=max(drawn, 0))
@@ -252,7 +252,7 @@ def make_site_key(room: str) -> ResponseReturnValue:
 @admin_only
 def list_site_keys(room: str) -> ResponseReturnValue:
     """The room's live site keys (ids, labels, when made; never the keys)."""
-    if rooms().settings(room) is None:
+    if reports().find_settings(room) is None:
         raise RoomNotFound(f"no room named {room!r}")
     return jsonify(site_keys=[key._asdict() for key in site_keys().live(room)])
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from webapp.domain import pace, planner, plans
 from webapp.domain.rooms import RoomNotFound
-from webapp.views import lobby, reports, rooms
+from webapp.views import lobby, reports
 
 
 def plan_defaults(room: str) -> dict[str, Any]:
     """A plan's starting inputs: the room's settings and what it measured."""
-    settings = rooms().settings(room)
+    settings = reports().find_settings(room)
     if settings is None:
         raise RoomNotFound(f"no room named {room!r}")
     rates = pace.rates(reports().stats(room), lobby().now(), settings.capacity,

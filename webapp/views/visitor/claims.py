@@ -13,7 +13,7 @@ from flask.typing import ResponseReturnValue
 from flask_babel import lazy_gettext
 
 from webapp.domain.claims import Claim, ClaimRefused, Claims, LiveClaims, SeatTaken, verify_claim
-from webapp.views import services
+from webapp.views import reports, services
 from webapp.views.shared import session
 
 bp = Blueprint("claims", __name__)
@@ -77,7 +77,7 @@ def claim(token: str) -> ResponseReturnValue:
     outcome = _claims().claim(claim, _now())
     if outcome != "claimed":
         return refused(outcome)
-    settings = services().rooms.settings(claim.room)
+    settings = reports().find_settings(claim.room)
     if settings is not None and settings.claim_redirect_url:
         return redirect(settings.claim_redirect_url, 303)
     return render_template("claim.html", claim=claim, done=True)

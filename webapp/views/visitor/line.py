@@ -16,7 +16,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.emails import MAX_EMAIL, normalise_email
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, public_id
-from webapp.views import lobby, reports, rooms, visits
+from webapp.views import lobby, reports, visits
 from webapp.views.shared import own_page, place, session
 from webapp.views.shared.words import explain
 from webapp.web.i18n import _, current_language
@@ -86,7 +86,7 @@ def email(room: str) -> ResponseReturnValue:
         except InvalidInput as error:
             flash(explain(error), "error")
             return back
-    if not rooms().set_email(room, token, address, current_language()):
+    if not visits().set_email(room, token, address, current_language()):
         flash(_("Your place is no longer waiting, so nothing was changed."), "error")
         return back
     session.set_email(room, address)
