@@ -1,6 +1,6 @@
 """The build step pyproject.toml cannot declare: the message catalogues
 (translations/*/LC_MESSAGES/*.po) are compiled to .mo inside the build, so a wheel ships
-them compiled while the repository keeps only the .po (webapp/i18n.py)."""
+them compiled while the repository keeps only the .po (webapp/web/i18n.py)."""
 
 from pathlib import Path
 

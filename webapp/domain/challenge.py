@@ -57,7 +57,7 @@ AUTO_MOST = 16  # under auto, the work asked at most, in times the room's challe
 
 
 class PuzzleTally(Protocol):
-    """Who hears of puzzles made and solved (``webapp.metrics``; the domain imports no
+    """Who hears of puzzles made and solved (``webapp.web.metrics``; the domain imports no
     metrics library)."""
 
     def puzzle_issued(self, room: str, cost: int) -> None: ...

@@ -3,7 +3,7 @@ room and reason in the stats hash, read at scrape time) and for the room's repor
 minute, in the history hash). ``Admission`` counts every refusal of a join, whichever
 step refused it; nothing else does. No Flask here.
 
-The reasons, and the status a client is answered with (``webapp.metrics`` labels the
+The reasons, and the status a client is answered with (``webapp.web.metrics`` labels the
 counter with it; the views decide it, this table only repeats what they answer)."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@
 --                       or sample (w: waiting, s: seats), a day of minutes kept
 --   predictions  hash   waiting ticket -> "wait,low,high" predicted at its join
 --   accuracy     stream predicted against actual wait of each admission from the line
---   outbox       stream notices for the mailer (webapp/mailer.py). A live room writes
+--   outbox       stream notices for the mailer (webapp/workers/mailer.py). A live room writes
 --                       kind offered (a seat offered to a ticket that gave an email: em,
 --                       lg on its record): entry (the token), email, name, lang, at,
 --                       until (the offer's deadline); capped, TTL as a runtime key. A

@@ -48,7 +48,7 @@ ERROR_BOUNDS = ("15", "30", "60", "120", "300", "600", "1800", "+Inf")
 PUZZLE_BUCKETS = (1e3, 5e3, 1e4, 5e4, 1e5, 5e5, 1e6, 5e6, float("inf"))
 GATE_RESULTS = ("fresh", "renewed", "refused")
 MAIL_STATES = ("sent", "retry", "failed")  # mail_done.lua's counts in the deliveries hash
-MAIL_GROUP = "mailer"  # the mailer's consumer group of an outbox (webapp/mailer.py GROUP)
+MAIL_GROUP = "mailer"  # the mailer's consumer group of an outbox (webapp/workers/mailer.py GROUP)
 HELP = {
     "room_capacity": "Seats in the room",
     "room_seats_taken": "Seats held, or offered to the head of the line",
