@@ -53,6 +53,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -141,6 +142,14 @@ def scenarios(quick: bool) -> list[Scenario]:
     bursts = 2 if quick else 36
     middle = warm + (span - warm) / 2  # the changes of pace: in the middle of the run
     slow, halved = (900.0, 1200.0) if quick else (1800.0, 3600.0)
+
+    def changing(name: str, **rest: Any) -> Scenario:
+        """The steady exponential room (one joiner every 2 s, one in five would give
+        up) under a change of pace, capacity or status."""
+        return Scenario(
+            name, False, span, warm, lambda t: 0.5, exponential(60), lambda t: 0.2, **rest
+        )
+
     return [
         Scenario(
             "steady, exponential seats",
@@ -180,80 +189,35 @@ def scenarios(quick: bool) -> list[Scenario]:
             lambda t: 0.05 + 0.55 * min(t / span, 1.0),
             patience=120.0,
         ),
-        Scenario(
+        changing(
             "stays double for 30 min",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
             pace=lambda rng: [(middle - slow / 2, 0.5), (middle + slow / 2, 1.0)],
             focus=(middle - slow / 2 - 600, middle + slow / 2 + 1200),
         ),
-        Scenario(
+        changing(
             "capacity halved for an hour",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
             capacity_at=[(middle - halved / 2, 10), (middle + halved / 2, 20)],
             focus=(middle - halved / 2 - 600, middle + halved / 2 + 1200),
         ),
-        Scenario(
+        changing(
             "periodic slowdown: half pace 5 min in 20",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
             pace=lambda rng: periodic(warm / 2, span, every=1200.0, slow=300.0),
         ),
-        Scenario(
+        changing(
             "step down: stays double for good",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
             pace=lambda rng: [(middle, 0.5)],
             focus=(middle - 600, middle + 1200),
         ),
-        Scenario(
+        changing(
             "step up: stays halve for good",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
             pace=lambda rng: [(middle, 2.0)],
             focus=(middle - 600, middle + 1200),
         ),
-        Scenario(
+        changing(
             "admins pause 3 min every 30 min",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
             paused_at=[(t, t + 180.0) for t in range(int(warm), int(span), 1800)],
         ),
-        Scenario(
-            "pace changes every 5-20 min",
-            False,
-            span,
-            warm,
-            lambda t: 0.5,
-            exponential(60),
-            lambda t: 0.2,
-            pace=lambda rng: programme(rng, warm / 2, span),
-        ),
+        changing("pace changes every 5-20 min", pace=lambda rng: programme(rng, warm / 2, span)),
     ]
 
 

@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gunicorn_app import stopping
+import pytest
+from gunicorn_app import e2e_server, free_port, stopping
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "gate.md"
@@ -156,6 +157,41 @@ def run_origin(port: int, waiting_room: str, room: str, key_file: str = "") -> I
             yield
     finally:
         log.unlink(missing_ok=True)
+
+
+class Site:
+    """A proxy on 127.0.0.1 with the origin shop behind it and the app under /queue/."""
+
+    def __init__(self, kind: str, url: str, server: Any, app: int, origin: int) -> None:
+        self.kind, self.url, self.server = kind, url, server
+        self.app, self.origin = app, origin
+
+
+@contextlib.contextmanager
+def gated_site(kind: str, redis_url: str, log_name: str, key_file: str = "") -> Iterator[Site]:
+    """The app under gunicorn (2 workers) behind ``kind`` ("nginx" or "caddy")
+    configured from docs/gate.md as pasted, the origin shop beside it reading its site
+    key from ``key_file``; the test is skipped when the proxy is not installed."""
+    binary = NGINX if kind == "nginx" else CADDY
+    if not shutil.which(binary) and not Path(binary).exists():
+        pytest.skip(f"no {kind} (.ci/run installs Debian's)")
+    listen, origin = free_port(), free_port()
+    public = f"http://127.0.0.1:{listen}/queue"
+    with e2e_server(
+        redis_url,
+        log_name,
+        WEBAPP_PROXY_COUNT="1",
+        WEBAPP_PUBLIC_URL=public,
+        WEBAPP_SWEEP_INTERVAL="0.25",
+    ) as server:
+        app = int(server.url.rsplit(":", 1)[1])
+        proxy = (
+            run_nginx(doc_blocks("nginx")[0], listen, app, origin)
+            if kind == "nginx"
+            else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
+        )
+        with run_origin(origin, public, "shop", key_file), proxy:
+            yield Site(kind, f"http://127.0.0.1:{listen}", server, app, origin)
 
 
 def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:

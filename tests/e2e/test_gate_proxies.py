@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gunicorn_app import ARTIFACTS, e2e_server, free_port
+from gunicorn_app import ARTIFACTS, free_port
 from playwright.sync_api import expect
-from proxies import CADDY, NGINX, doc_blocks, fetch, run_caddy, run_nginx, run_origin
+from proxies import Site, doc_blocks, fetch, gated_site, run_nginx
 
 pytestmark = pytest.mark.e2e
 
@@ -35,14 +35,8 @@ SHOTS = Path("/work/shots/gate") if Path("/work/shots").is_dir() else ARTIFACTS 
 PHONE = 390
 
 
-class Gated:
-    """A proxy on 127.0.0.1 with the shop behind it and the app under /queue/."""
-
-    def __init__(
-        self, kind: str, url: str, server: Any, app: int, origin: int, key_file: Path
-    ) -> None:
-        self.kind, self.url, self.server = kind, url, server
-        self.app, self.origin, self.key_file = app, origin, key_file
+class Gated(Site):
+    key_file: Path  # where the shop's checkout reads its site key
 
     def room(self, **settings: Any) -> str:
         """A site room of its own, named as in the doc ("shop"), on this server's own
@@ -57,28 +51,12 @@ class Gated:
 @pytest.fixture(scope="module", params=["nginx", "caddy"])
 def gated(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Gated]:
     kind = request.param
-    binary = NGINX if kind == "nginx" else CADDY
-    if not shutil.which(binary) and not Path(binary).exists():
-        pytest.skip(f"no {kind} (.ci/run installs Debian's)")
-    listen, origin = free_port(), free_port()
-    public = f"http://127.0.0.1:{listen}/queue"
-    with e2e_server(
-        redis_url,
-        f"e2e-gate-{kind}.log",
-        WEBAPP_PROXY_COUNT="1",
-        WEBAPP_PUBLIC_URL=public,
-        WEBAPP_SWEEP_INTERVAL="0.25",
-    ) as server:
-        app = int(server.url.rsplit(":", 1)[1])
-        proxy = (
-            run_nginx(doc_blocks("nginx")[0], listen, app, origin)
-            if kind == "nginx"
-            else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
-        )
-        key_file = Path(tempfile.mkdtemp(prefix="wr-site-key-")) / "site-key"
-        with run_origin(origin, public, "shop", str(key_file)), proxy:
-            yield Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin, key_file)
-        shutil.rmtree(key_file.parent, ignore_errors=True)
+    key_file = Path(tempfile.mkdtemp(prefix="wr-site-key-")) / "site-key"
+    with gated_site(kind, redis_url, f"e2e-gate-{kind}.log", str(key_file)) as site:
+        gated = Gated(kind, site.url, site.server, site.app, site.origin)
+        gated.key_file = key_file
+        yield gated
+    shutil.rmtree(key_file.parent, ignore_errors=True)
 
 
 def shoot(page: Any, kind: str, name: str) -> None:

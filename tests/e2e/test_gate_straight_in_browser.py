@@ -16,7 +16,6 @@ import http.cookiejar
 import json
 import os
 import re
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -25,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gunicorn_app import ARTIFACTS, e2e_server, free_port
+from gunicorn_app import ARTIFACTS, free_port
 from playwright.sync_api import expect
-from proxies import CADDY, NGINX, doc_blocks, fetch, run_caddy, run_nginx, run_origin
+from proxies import Site, doc_blocks, fetch, gated_site, run_nginx
 
 pytestmark = pytest.mark.e2e
 
@@ -36,13 +35,7 @@ TAG = os.environ.get("SHOTS_TAG", "after")
 WIDTHS = (390, 1280)
 
 
-class Gated:
-    """A proxy on 127.0.0.1 with the shop behind it and the app under /queue/."""
-
-    def __init__(self, kind: str, url: str, server: Any, app: int, origin: int) -> None:
-        self.kind, self.url, self.server = kind, url, server
-        self.app, self.origin = app, origin
-
+class Gated(Site):
     def room(self, **settings: Any) -> None:
         """The site room "shop" of the doc, made afresh, its settings seen by every worker."""
         with contextlib.suppress(urllib.error.HTTPError):  # 404: none yet
@@ -54,28 +47,10 @@ class Gated:
 @pytest.fixture(scope="module", params=["nginx", "caddy"])
 def gated(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Gated]:
     kind = request.param
-    binary = NGINX if kind == "nginx" else CADDY
-    if not shutil.which(binary) and not Path(binary).exists():
-        pytest.skip(f"no {kind} (.ci/run installs Debian's)")
-    listen, origin = free_port(), free_port()
-    public = f"http://127.0.0.1:{listen}/queue"
-    with e2e_server(
-        redis_url,
-        f"e2e-straight-in-{kind}.log",
-        WEBAPP_PROXY_COUNT="1",
-        WEBAPP_PUBLIC_URL=public,
-        WEBAPP_SWEEP_INTERVAL="0.25",
-    ) as server:
-        app = int(server.url.rsplit(":", 1)[1])
-        proxy = (
-            run_nginx(doc_blocks("nginx")[0], listen, app, origin)
-            if kind == "nginx"
-            else run_caddy(doc_blocks("caddyfile")[0], listen, app, origin)
-        )
-        with run_origin(origin, public, "shop"), proxy:
-            gated = Gated(kind, f"http://127.0.0.1:{listen}", server, app, origin)
-            warm_up(gated)
-            yield gated
+    with gated_site(kind, redis_url, f"e2e-straight-in-{kind}.log") as site:
+        gated = Gated(kind, site.url, site.server, site.app, site.origin)
+        warm_up(gated)
+        yield gated
 
 
 def warm_up(gated: Gated) -> None:

@@ -19,39 +19,27 @@ def app(panel_app: Flask) -> Flask:
     return panel_app
 
 
-@pytest.fixture
-def rooms(app: Flask) -> WaitingRooms:
-    engine: WaitingRooms = app.extensions["services"].rooms
-    return engine
-
-
-@pytest.fixture
-def visits(app: Flask) -> Visits:
-    found: Visits = app.extensions["services"].visits
-    return found
-
-
 def test_the_panel_switches_the_order_and_shows_the_draws(
-    panel: Any, rooms: WaitingRooms, visits: Visits
+    panel: Any, engine: WaitingRooms, visits: Visits
 ) -> None:
     """The settings form switches to random; the room's page names the order and a
     newcomer's chance; the audit log reads each draw as a checked place in line."""
-    rooms.configure("hall", {"capacity": 1})
+    engine.configure("hall", {"capacity": 1})
     for i in range(4):
         visits.join("hall", identity=f"p{i}", name=f"P{i}")
     page = panel.page(ROOM)
     assert 'name="queueing_method"' in page and "Pass through" in page
     form = {
-        s: "" if v is None else str(v) for s, v in rooms.find_settings("hall").as_dict().items()
+        s: "" if v is None else str(v) for s, v in engine.find_settings("hall").as_dict().items()
     }
     saved = panel.post(f"{ROOM}/settings", **{**form, "queueing_method": "random"})
     assert "Order of admission First come → Random" in panel.flashed(saved)
     page = panel.page(ROOM)
     assert '<dd id="queueing-method">Random</dd>' in page
     assert "chance of a seat within 5 minutes (drawn at random)" in page
-    rooms.configure("hall", {"capacity": 2})  # one seat freed: drawn
+    engine.configure("hall", {"capacity": 2})  # one seat freed: drawn
     audit = panel.page(f"{ROOM}/audit")
     assert "drawn at random: place " in audit and " of 3 in line (seed " in audit
     assert "checks out" in audit
-    rooms.configure("hall", {"queueing_method": "reject"})
+    engine.configure("hall", {"queueing_method": "reject"})
     assert "none: new joins are turned away" in panel.page(ROOM)
