@@ -176,10 +176,6 @@ class Lobby:
         order = CARD_ORDER.get
         return sorted(found, key=lambda c: (order(c.summary.status, 3), c.title.casefold()))
 
-    def stats(self, room: str) -> dict[str, float]:
-        """The room's statistics as last read (at most ``refresh`` seconds old)."""
-        return self._room(room).stats
-
     def rates(self, room: str, now: float, capacity: int = 0) -> pace.Rates | None:
         """The room's service and dropout rates from the cached statistics, at the
         ``capacity`` a script just answered with (else the cached settings')."""
