@@ -51,7 +51,7 @@ def test_the_offer_email_names_the_room_by_its_title(rooms, clock, smtp):
     handler, port = smtp
     rooms.configure(ROOM, {"capacity": 1, "dropout_seconds": 60, "title": "Sneaker drop"})
     first = rooms.join(ROOM, name="First")
-    waiter = rooms.join(ROOM, name="Ada", email="ada@example.org", lang="en")
+    rooms.join(ROOM, name="Ada", email="ada@example.org", lang="en")
     rooms.leave(ROOM, first.token)
     clock.advance(OFFER_EMAIL_AFTER)
     mailer = mailer_of(rooms, port, secret=SECRET, clock=clock)
