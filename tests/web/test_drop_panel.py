@@ -60,3 +60,19 @@ def test_schedule_in_the_admins_zone(panel: Panel, visits: Any) -> None:
     settings = visits.rooms.find_settings("drop")
     assert settings.starts_at == 1893488400  # 09:00 UTC
     assert settings.prequeue_at == 1893488400 - 1800
+
+
+def test_the_drop_card_says_its_phase_in_words(panel: Panel, visits: Any, clock: Any) -> None:
+    """The drop's card names its phase in words (never "prequeue"), the wait at the back
+    says nobody is let in before the start, and a room with no schedule and no stock
+    has no drop card at all."""
+    visits.configure("drop", {"capacity": 2, "prequeue_at": T0 + 60, "starts_at": T0 + 3600})
+    page = panel.page(ROOM)
+    assert "before the pre-queue opens" in page
+    clock.advance(61)
+    page = panel.page(ROOM)
+    assert "pre-queue open: nobody is let in before the start" in page
+    assert ">prequeue<" not in page and "none: a seat is free" not in page
+    assert "the draw at the start places the pre-queue" in page
+    visits.configure("plain", {"capacity": 2})
+    assert 'id="drop-title"' not in panel.page("/admin/rooms/plain")

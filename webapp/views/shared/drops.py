@@ -19,14 +19,16 @@ from webapp.domain.settings import RoomSettings, iso_text
 from webapp.domain.tickets import public_id
 from webapp.views import lobby, visits
 from webapp.views.shared import session
+from webapp.web.replies import applies
 
 DRAW_SHOWN = 10_000  # draw ids listed on the draw page (draw.txt lists them all)
 
 
 def panel_figures(room: str, settings: RoomSettings) -> dict[str, Any]:
     """What the panel's room page shows of its drop (admin/_drop.html): where its
-    schedule is, the draw, the pre-queue, the stock and units sold per admission."""
-    if settings.kind != "live":
+    schedule is, the draw, the pre-queue, the stock and units sold per admission; none
+    for a room without a schedule or stock."""
+    if not applies(settings):
         return {"drop": None}
     drops = visits().drops
     record = drops.draw(room)
@@ -34,7 +36,7 @@ def panel_figures(room: str, settings: RoomSettings) -> dict[str, Any]:
     phase = phase_at(settings, lobby().now(), record.state)
     return {
         "drop": {
-            "phase": "sold out" if left is not None and left <= 0 else phase,
+            "phase": "sold_out" if left is not None and left <= 0 else phase,
             "record": record,
             "prequeued": drops.prequeued(room),
             "left": left,
