@@ -46,9 +46,10 @@ def admitted_words(room: str, admission: Admission, count: int) -> tuple[str, st
     if not n:
         return f"Nobody was admitted: {why_nobody(room)}", "error"
     asked = "" if n == count else f" of the {count} asked for"
-    whom = codes or ("an entry: it is emailed its claim link" if n == 1 else
-                     "entries: each is emailed its claim link")  # fmt: skip
-    return f"Admitted {n}{asked}: {whom}", "message"
+    if codes:
+        return f"Admitted {n}{asked}: {codes}", "message"
+    emailed = "it is emailed its claim link" if n == 1 else "each is emailed its claim link"
+    return f"Admitted {n} {'entry' if n == 1 else 'entries'}{asked}: {emailed}.", "message"
 
 
 @bp.post("/rooms/<room>/people/<code>/admit")
