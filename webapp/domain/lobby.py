@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webapp.domain import estimate, pace
+from webapp.domain import calibration, estimate, pace
 from webapp.domain.announcer import Announcer
 from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
@@ -55,12 +55,13 @@ class Standing(NamedTuple):
     ticket: Ticket
     estimate: estimate.Estimate | None  # the figure to show (smoothed when possible)
     poll_after: float
-    raw: estimate.Estimate | None = None  # the model's estimate before smoothing
+    raw: estimate.Estimate | None = None  # the estimate before smoothing (calibrated)
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
     trend: str | None = None  # "slower" or "faster" than the figure shown before said
     basis: str | None = None  # "typical" (the admin's typical stay) or "measured"; None: none
     method: str = "fifo"  # the room's queueing_method, which says what the figures mean
     chance: estimate.SeatChance | None = None  # random order: the chance of a seat soon
+    model: estimate.Estimate | None = None  # the model's own, before the room's calibration
 
 
 class Ended(NamedTuple):
@@ -130,6 +131,8 @@ class Lobby:
         self.size = size
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
         self._records: dict[str, tuple[float, bool]] = {}  # room -> (read at, poor)
+        # room -> (read at, the calibration measured on the room's record)
+        self._calibrations: dict[str, tuple[float, calibration.Calibration]] = {}
         self._lock = threading.Lock()
 
     def _room(self, room: str, version: int | None = None) -> _Cached:
@@ -293,8 +296,10 @@ class Lobby:
             if method == "random" and moving and rates is not None:
                 chance = estimate.seat_chance(rates, ticket.waiting)
             return Standing(ticket, None, poll, method=method, chance=chance)
+        model = None
         if moving and rates is not None:
-            raw = estimate.wait_for(rates, ticket.ahead, ticket.active)
+            model = estimate.wait_for(rates, ticket.ahead, ticket.active)
+            raw = self.calibration(room).apply(model)
         poll = estimate.poll_after(dropout, ticket.position, raw, ticket.window)
         if raw is None or rates is None:
             return Standing(ticket, None, poll, method=method)
@@ -302,7 +307,24 @@ class Lobby:
         figure = estimate.smooth(before, raw, ticket.now, rates.service)
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
-        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method)
+        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method, model=model)
+
+    def calibration(self, room: str) -> calibration.Calibration:
+        """How the model's figures are shown in this room, measured on its record (the
+        newest admissions of the last hour, ``calibration.calibrate``), read at most
+        once per RECORD_REFRESH: a check-in costs no extra read."""
+        now = self.monotonic()
+        with self._lock:
+            known = self._calibrations.get(room)
+        if known is not None and now - known[0] < RECORD_REFRESH:
+            return known[1]
+        record = self.reports.scored(room, self.now(), RECORD_WINDOW, calibration.RECORD_COUNT)
+        found = calibration.calibrate(record)
+        with self._lock:
+            if len(self._calibrations) >= self.size:
+                self._calibrations.clear()
+            self._calibrations[room] = (now, found)
+        return found
 
     def hard_to_predict(self, room: str) -> bool:
         """Whether the room's estimates have been poor lately (``estimate.poor_record``
@@ -364,7 +386,9 @@ class Lobby:
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""
         rates = self.rates(room, self.now())
-        return None if rates is None else estimate.wait_for(rates, waiting)
+        if rates is None:
+            return None
+        return self.calibration(room).apply(estimate.wait_for(rates, waiting))
 
     def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
         """Under random order: a joiner's chance of a seat soon, in a line of
