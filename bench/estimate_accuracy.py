@@ -348,6 +348,13 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             if ticket.seated:
                 seated(new)
                 continue
+            if standing.raw is not None and ticket.position:
+                # kept for the room's record, as webapp.domain.visits.Visits.join keeps it
+                low, high = standing.raw.range
+                model = standing.model or standing.raw
+                rooms.predict(
+                    ROOM, ticket.token, standing.raw.wait, low, high, (model.wait, model.spread)
+                )
             stats = lobby.stats(ROOM)
             predicted = new.predicted
             if standing.raw is not None:
