@@ -14,7 +14,8 @@ worker process can answer any poll: the caller passes it back as ``shown`` (the 
 of ``Standing.shown.dumps()``); without it the raw estimate is shown. Against it, too,
 ``Standing.trend`` says whether the line has slowed down or sped up since. Estimates
 are made at the capacity the script answered with, so an admin's change of capacity
-counts from the next check-in.
+counts from the next check-in, and shown with the room's calibration (its range set by
+its own record, ``webapp.domain.calibration``), read at most once per RECORD_REFRESH.
 """
 
 from __future__ import annotations
