@@ -15,7 +15,7 @@ from flask import Flask
 from webapp import config
 from webapp.redis.connection import redacted
 from webapp.services import build as build_services
-from webapp.web.jsonio import OrjsonProvider
+from webapp.web.flask_json import OrjsonProvider
 from webapp.web.trusted_proxies import TrustedProxyFix, trusted_networks
 
 log = logging.getLogger(__name__)

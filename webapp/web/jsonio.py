@@ -1,4 +1,5 @@
-"""JSON in and out, for the API and the websocket alike (orjson).
+"""JSON in and out, for the API and the websocket alike (orjson); no Flask here, so the
+lean paths use it too (Flask's own provider over it: ``webapp.web.flask_json``).
 
 Parsing refuses what would hurt later instead of failing deep inside a view: text that
 is not UTF-8 (a lone surrogate such as ``"\\ud800"``, which ``JSON.stringify`` makes of
@@ -13,7 +14,6 @@ import json
 from typing import Any
 
 import orjson
-from flask.json.provider import JSONProvider
 
 MAX_DEPTH = 32
 
@@ -54,13 +54,3 @@ def _shallow(value: Any, limit: int) -> bool:
             return False
         stack.extend((child, depth + 1) for child in children)
     return True
-
-
-class OrjsonProvider(JSONProvider):
-    """Flask's ``request.get_json`` and ``jsonify`` through ``loads`` and ``dumps``."""
-
-    def dumps(self, obj: Any, **kwargs: Any) -> str:
-        return dumps(obj)
-
-    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        return loads(s)

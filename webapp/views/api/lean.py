@@ -6,10 +6,10 @@ with py-spy on a worker under load (docs/performance.md), Flask's request contex
 routing, hooks and response object took about a fifth of a check-in's CPU, more than
 the check-in's own domain work. This WSGI middleware answers the commonest case itself:
 the same check-in (``Lobby.check_in``: the coalesced script call, the announcer), the
-same reply (``shared.standing.standing_body``), the same error replies (``errors.room_refusal``,
-``errors.outage``). It sits inside the security headers and the request timing (both
-WSGI middleware too), so its replies carry the same headers and count under the
-route's endpoint, ``api.position``.
+same reply and the same error replies (``webapp.web.replies``), and it imports no
+other view module and no Flask (an import contract says so). It sits inside the
+security headers and the request timing (both WSGI middleware too), so its replies
+carry the same headers and count under the route's endpoint, ``api.position``.
 
 Anything else goes on to Flask untouched, before any Redis call of its own: another
 method or path, a name that is not plain ASCII, a room that is unknown or a waitlist
@@ -27,10 +27,9 @@ from redis.exceptions import RedisError
 
 from webapp.domain.refusals import RoomError
 from webapp.domain.tickets import valid_room_name
-from webapp.views.shared.errors import outage, room_refusal
-from webapp.views.shared.standing import standing_body
 from webapp.web import jsonio
 from webapp.web.metrics import ENDPOINT
+from webapp.web.replies import outage, room_refusal, standing_body
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -9,21 +9,17 @@ seat only); else the room's page puts them in line and hands out the pass once i
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from flask import Blueprint, current_app, jsonify, make_response, redirect, request
 from flask.typing import ResponseReturnValue
-from werkzeug.http import parse_cookie
 from werkzeug.wrappers import Response
 
 from webapp.domain.admission import Joined, JoinRequest
-from webapp.domain.bypass import bypasses
 from webapp.domain.drops import MAX_SOLD
 from webapp.domain.join_limits import Throttled
-from webapp.domain.passes import InvalidPass, cookie_name
+from webapp.domain.passes import InvalidPass
 from webapp.domain.rooms import (
     RoomError,
     RoomNotFound,
@@ -32,19 +28,16 @@ from webapp.domain.rooms import (
 )
 from webapp.domain.site_keys import looks_like_site_key
 from webapp.views import admission, lobby, passes, services, site_keys, visits
+from webapp.views.gate.fresh import VISITOR, bearer_of, pass_in
 from webapp.views.shared.json_body import json_object, whole_number
 from webapp.views.shared.passes import MAX_NEXT, asked_by_a_visitor, set_pass
 from webapp.web.local_paths import is_local_path
 from webapp.web.security import credential_failures, is_admin_token, refused_credentials
 
 if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
-    from flask import Flask
-
-    from webapp.services import Services
+    pass
 
 bp = Blueprint("gate", __name__)
-VISITOR = "X-Waiting-Room-Visitor"  # on a 204: the pass's sub, for the proxy to hand on
 JWKS_MAX_AGE = 300  # seconds a proxy or a site may cache the published keys
 PASS_HEADER = "X-Waiting-Room-Pass"  # beside the site key: the pass of the seat released
 SITE_REALM = 'Bearer realm="site"'  # a wrong site key's 401
@@ -170,84 +163,15 @@ def site_caller(room: str, credential: str | None) -> str | None:
     return "api" if is_admin_token(credential) else None
 
 
-def bearer(header: str | None = None) -> str | None:
-    """The token of an ``Authorization: Bearer`` header (this request's by default)."""
-    raw = request.headers.get("Authorization", "") if header is None else header
-    scheme, _, value = raw.partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+def bearer() -> str | None:
+    """The token of this request's ``Authorization: Bearer`` header."""
+    return bearer_of(request.headers.get("Authorization", ""))
 
 
 def presented() -> str | None:
     """This request's pass (``pass_in``)."""
     room = (request.view_args or {}).get("room", "")
     return pass_in(room, request.cookies, request.headers.get("Authorization", ""))
-
-
-def pass_in(room: str, cookies: Mapping[str, str], authorization: str) -> str | None:
-    """The pass: its cookie, else an ``Authorization: Bearer`` header (an app's)."""
-    return cookies.get(cookie_name(room)) or bearer(authorization)
-
-
-class FreshGate:
-    """WSGI middleware, outermost: the gate's commonest answers without Flask (its
-    request context, hooks and middleware cost about as much as the check itself:
-    docs/performance.md): a fresh pass's 204, and the 204 for a path of the room's
-    ``bypass_paths`` (from the process's cached settings). Anything else (no pass, a bad
-    one, one due for renewal) goes on to ``check``, which answers it. Timed under
-    ``gate.check`` like the route, so /metrics counts every check."""
-
-    def __init__(self, app: WSGIApplication, built: Services) -> None:
-        self.app = app
-        self.passes = built.passes
-        self.revocations = built.revocations
-        self.clock = built.clock
-        self.metrics = built.metrics
-        self.lobby = built.lobby
-
-    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        path = environ.get("PATH_INFO", "")
-        if path.startswith("/gate/") and environ.get("REQUEST_METHOD") == "GET":
-            started = time.perf_counter()
-            room = path[len("/gate/") :]
-            if valid_room_name(room):
-                cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
-                raw = pass_in(room, cookies, environ.get("HTTP_AUTHORIZATION", ""))
-                now = self.clock()
-                try:
-                    held = self.passes.verify(room, raw, now)
-                except InvalidPass:
-                    held = None
-                if (
-                    held is not None
-                    and held.fresh(now)
-                    and not self.revocations.revoked(room, held, now)
-                ):
-                    start_response("204 NO CONTENT", [(VISITOR, held.subject)])
-                    self.metrics.gate("fresh")
-                    self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
-                    return []
-                if held is None and self.bypassed(room, environ):
-                    # never kept by a cache of the gate's answers keyed by the pass
-                    start_response("204 NO CONTENT", [("Cache-Control", "no-store")])
-                    self.metrics.observe("gate.check", "GET", "204", time.perf_counter() - started)
-                    return []
-        return self.app(environ, start_response)
-
-    def bypassed(self, room: str, environ: WSGIEnvironment) -> bool:
-        """Whether the original request's path is one of the room's ``bypass_paths``."""
-        uri = environ.get("HTTP_X_ORIGINAL_URI") or environ.get("HTTP_X_FORWARDED_URI") or ""
-        if not uri:
-            return False
-        try:
-            settings = self.lobby.settings(room)
-        except RoomNotFound:
-            return False
-        return bool(settings.bypass_paths) and bypasses(settings.bypass_paths, uri)
-
-
-def init_app(app: Flask, built: Services) -> None:
-    """The gate's fast path around the whole app (after every other middleware)."""
-    app.wsgi_app = FreshGate(app.wsgi_app, built)  # type: ignore[method-assign]
 
 
 def original_path() -> str:

@@ -17,29 +17,14 @@ from webapp.domain.drops import PrequeueCapped
 from webapp.domain.estimate import Estimate
 from webapp.domain.identity import IdentityInvalid, IdentityRequired
 from webapp.domain.join_limits import Throttled
-from webapp.domain.site_keys import SiteKeyNotFound, TooManySiteKeys
 from webapp.views import services
 from webapp.views.shared.extras import room_about
 from webapp.views.shared.words import explain, wait_words
 from webapp.web.i18n import _, gone_reason
+from webapp.web.replies import outage, room_refusal
 from webapp.web.security import THROTTLED, throttled
 
 log = logging.getLogger(__name__)
-
-STATUS = {
-    engine.InvalidInput: 400,
-    engine.RoomNotFound: 404,
-    engine.TicketNotFound: 404,
-    engine.TicketGone: 410,
-    engine.RoomClosed: 409,
-    engine.SettingsConflict: 409,
-    engine.DrawPending: 409,
-    engine.NotSeated: 409,
-    engine.NotWaiting: 409,
-    engine.JoinRefused: 503,
-    TooManySiteKeys: 409,
-    SiteKeyNotFound: 404,
-}
 
 
 class Problem(NamedTuple):
@@ -195,24 +180,6 @@ def problem_for(error: Exception | None, status: int, message: str) -> Problem:
     if status == 409 and message:
         return base._replace(why=plain(message))
     return base
-
-
-def room_refusal(error: engine.RoomError) -> tuple[int, dict[str, str]]:
-    """A refusal's status (by its class or its nearest listed base: EntryNotFound is a
-    TicketNotFound, 404) and headers (a refused join's Retry-After). Reads no request."""
-    status = next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 400)
-    headers = {}
-    if isinstance(error, engine.JoinRefused):
-        headers["Retry-After"] = str(error.retry_after)
-    return status, headers
-
-
-def outage(method: str, path: str, error: RedisError) -> tuple[int, str, dict[str, str]]:
-    """Redis unreachable or failing: an outage to wait out, not a bug in the request
-    (logged). Its status, message and headers; reads no request."""
-    log.warning("Redis error on %s %s: %s", method, path, error)
-    message = "the waiting room is briefly unavailable; please try again in a moment"
-    return 503, message, {"Retry-After": "5"}
 
 
 def wants_json() -> bool:

@@ -24,9 +24,9 @@ from webapp.domain.estimate import Estimate
 from webapp.domain.rooms import RoomError
 from webapp.domain.settings import RoomSettings, origins_in
 from webapp.views import lobby
-from webapp.views.shared.drops import DropView
 from webapp.views.shared.words import duration, wait_words
 from webapp.web.i18n import _, current_language
+from webapp.web.replies import DropView
 from webapp.web.security import page_policy
 
 ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?")  # one CSP source, no more

@@ -12,12 +12,11 @@ from flask import current_app, request, session
 from werkzeug.wrappers import Response
 
 from webapp.domain.passes import cookie_name
-from webapp.domain.rooms import Ticket
 from webapp.views import lobby, services
 from webapp.web.local_paths import is_local_path
 
 if TYPE_CHECKING:
-    from webapp.services import Services
+    pass
 
 MAX_NEXT = 2000  # characters of the original request's path kept in the waiting page's link
 
@@ -56,15 +55,6 @@ def keep_next(room: str) -> None:
 def kept_next(room: str) -> str | None:
     kept = session.get("site_next", {})
     return kept.get(room) if isinstance(kept, dict) else None
-
-
-def site_pass(built: Services, room: str, ticket: Ticket) -> dict[str, str]:
-    """A seated ticket of a site room, in the JSON API: its pass and the site."""
-    settings = built.lobby.settings(room)
-    if not settings.site_url:
-        return {}
-    fresh = built.seat_passes.hand(room, ticket.token, settings.pass_renew_seconds, built.clock())
-    return {} if fresh is None else {"pass": fresh, "site_url": settings.site_url}
 
 
 def site_target(site_url: str, wanted: str | None) -> str:

@@ -23,10 +23,10 @@ from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
 from webapp.live.realtime import room_state
-from webapp.views import admission, chats, lobby, reports, visits
+from webapp.views import admission, chats, lobby, reports, services, visits
 from webapp.views.shared import own_page, passes, session
-from webapp.views.shared.drops import drop_view
 from webapp.views.shared.words import chance_words, trend_words, wait_words
+from webapp.web.replies import drop_view
 
 CLOSE_TOO_MANY = 4008  # a room socket's close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 CLOSE_TRY_AGAIN = 1013  # a room socket's close code: Redis is unavailable; reconnect later
@@ -185,7 +185,7 @@ def join_card(
     summary = reports().summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
-    drop = drop_view(room, settings)
+    drop = drop_view(services(), room, settings)
     method = settings.queueing_method
     enters = summary.status == "open" and not summary.waiting and summary.active < summary.capacity
     enters = enters or (method == "passthrough" and summary.status == "open")
@@ -262,7 +262,7 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "start": session.start(room, ticket.position),
         "email": session.email(room),
         "js_config": WAITING_CONFIG,
-        "drop": drop_view(room, settings, ticket),
+        "drop": drop_view(services(), room, settings, ticket),
         "site": settings.site_url,  # a site room: the turn leads to the site
         "method": standing.method,  # random: a chance, not a place; passthrough: going in
         "chance": chance_words(standing.chance),
