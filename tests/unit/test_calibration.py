@@ -59,7 +59,7 @@ def test_the_quantile_is_the_split_conformal_one():
 def test_the_scaled_range_holds_the_share_asked_of_the_record(found: list[float]):
     """Unless a bound stops it, the scaled range would have held at least INSIDE of the
     record's waits, and not one more than the conformal quantile lets in."""
-    scale = calibrate(record(found)).scale
+    scale = calibrate(record(found, wait=0.0, spread=1.0)).scale  # misses exact
     low, high = calibration.SCALE_BOUNDS
     assert low <= scale <= high
     held = sum(m <= scale for m in found) / len(found)
