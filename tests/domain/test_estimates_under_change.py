@@ -88,8 +88,8 @@ def scored_record(rooms, visits, clock, model, waited, room="hall", count=25):
 
 def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clock):
     """Waits 100 s and over where the model said 10 s give or take 5: the range shown
-    is widened to its bound, the expected wait left as the model's; the process reads
-    the record again only after RECORD_REFRESH."""
+    is widened to its bound, the expected wait and the poll interval left as the
+    model's; the process reads the record again only after RECORD_REFRESH."""
     scored_record(rooms, visits, clock, (10.0, 5.0), waited=100)
     found = reports.scored("hall", clock.now, 3600, calibration.RECORD_COUNT)
     assert len(found) == 25 and found[0] == (clock.now, 10.0, 5.0, pytest.approx(2500))
@@ -100,6 +100,8 @@ def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clo
     assert mine.raw is not None and mine.model is not None
     assert mine.raw.wait == mine.model.wait
     assert mine.raw.spread == pytest.approx(high * mine.model.spread)
+    ticket = mine.ticket  # polls follow the model's range: as many check-ins as before
+    assert mine.poll_after == estimate.poll_after(3600, ticket.position, mine.model, ticket.window)
     rooms.client.delete(rooms.room_keys("hall").accuracy)
     clock.advance(lobby_module.RECORD_REFRESH - 1)
     assert lobby.calibration("hall").scale == high  # kept by the process

@@ -301,7 +301,9 @@ class Lobby:
         if moving and rates is not None:
             model = estimate.wait_for(rates, ticket.ahead, ticket.active)
             raw = self.calibration(room).apply(model)
-        poll = estimate.poll_after(dropout, ticket.position, raw, ticket.window)
+        # Polls follow the model's own range, as the check-in windows the scripts grant
+        # do (windows.py): a range the record widened would multiply the check-ins.
+        poll = estimate.poll_after(dropout, ticket.position, model, ticket.window)
         if raw is None or rates is None:
             return Standing(ticket, None, poll, method=method)
         before = estimate.Shown.loads(shown)
