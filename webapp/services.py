@@ -105,6 +105,7 @@ class Services:
         self.chat_relay.stop()
         for loop in self._loops:
             loop.set()
+        self.rooms.written(timeout=1.0)  # the joins' predictions still to be written
         self.hub.close()
 
 

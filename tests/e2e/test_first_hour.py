@@ -42,6 +42,7 @@ def enter(page: Any, server: Any, room: str, name: str = "Bob") -> None:
 
 def leave(page: Any, what: str) -> None:
     """Presses "Leave the line" (or the room) and answers its question (a dialog) yes."""
+    page.wait_for_load_state("domcontentloaded")  # the dialog's listener (deferred script)
     page.get_by_role("link", name=what).or_(page.get_by_role("button", name=what)).click()
     dialog = page.get_by_role("dialog")
     if dialog.count():
@@ -130,6 +131,7 @@ def test_leaving_asks_once(server: Any, room: Any, person: Any) -> None:
     bob = person()
     enter(bob, server, name)
     expect(bob.locator("#line-status .big")).to_have_text("1")
+    bob.wait_for_load_state("domcontentloaded")  # the dialog's listener (deferred script)
     bob.get_by_role("link", name="Leave the line").click()
     dialog = bob.get_by_role("dialog")
     expect(dialog).to_contain_text(f"Leave the line for {name}?")
@@ -190,7 +192,7 @@ def test_notices_show_at_the_top_of_the_waiting_page(server: Any, room: Any, per
     assert box is not None and status is not None
     assert box["y"] < status["y"] and box["y"] + box["height"] < 844
     server.notice(name, "Doors close at 7 pm.")  # a poll brings a change, in place
-    expect(notice).to_contain_text("Doors close at 7 pm.", timeout=15_000)
+    expect(notice).to_contain_text("Doors close at 7 pm.", timeout=30_000)  # the next poll
     expect(bob.locator("#notice")).to_have_count(1)
     shoot(bob, "waiting")
 

@@ -115,6 +115,7 @@ def test_a_cloudflare_template_lives_on_the_waiting_page(
 
     assert serious(bob) == []
 
+    bob.wait_for_load_state("domcontentloaded")  # the dialog's listener (deferred script)
     leave = bob.get_by_role("link", name="Leave the line")
     leave.focus()
     bob.keyboard.press("Enter")

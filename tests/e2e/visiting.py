@@ -17,6 +17,9 @@ def enter(page: Any, url: str, room: str, name: str) -> None:
 
 
 def leave(page: Any, what: str = "Leave the line") -> None:
-    """Presses "Leave the line" (or "Leave the room") and answers the dialog yes."""
+    """Presses "Leave the line" (or "Leave the room") and answers the dialog yes. The
+    page's deferred scripts (the dialog's listener) have run by DOMContentLoaded: a
+    click before it follows the link to the leave page of a page without scripts."""
+    page.wait_for_load_state("domcontentloaded")
     page.get_by_role("link", name=what).click()
     page.get_by_role("dialog").get_by_role("button", name=what).click()

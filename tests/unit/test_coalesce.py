@@ -168,3 +168,23 @@ def test_writes_behind_return_at_once_and_all_arrive_batched_by_key() -> None:
         mine = [i for k, args in sent if k == key for i in args]
         assert mine == [i for i in range(8) if i % 2 == parity]
     assert len(sent) < 8  # those made during the first send went together
+
+
+def test_a_flush_waits_for_every_write_made_before_it() -> None:
+    """``flush`` returns once what was written before it is sent (the batch in flight
+    included), and says False when the send takes longer than its timeout."""
+    sent: list[int] = []
+    gate = threading.Event()
+
+    def send(key: str, args: Sequence[int]) -> None:
+        gate.wait(5)
+        sent.extend(args)
+
+    behind: WriteBehind[str, int] = WriteBehind(send)
+    for i in range(5):
+        behind("a", i)
+    assert behind.flush(timeout=0.2) is False  # the send is held: not everything is there
+    gate.set()
+    assert behind.flush(timeout=5) is True
+    assert sorted(sent) == list(range(5))
+    assert behind.flush(timeout=0.1) is True  # nothing pending: at once

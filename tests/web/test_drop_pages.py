@@ -104,3 +104,24 @@ def test_the_lobby_shows_a_prequeued_place(app: Flask, visits: Any, clock: Any) 
     lobby = ada.get("/").get_data(as_text=True)
     assert "you are in the pre-queue" in lobby and "You are in the pre-queue." in lobby
     assert "number 0" not in lobby
+
+
+def test_the_lobby_card_tells_the_drops_times_and_joins_its_prequeue(
+    app: Flask, visits: Any, clock: Any
+) -> None:
+    """A drop's card in the lobby: before its pre-queue opens, when it opens and when the
+    sale starts, with nothing to join; while the pre-queue is open, "Join the pre-queue"
+    (never "Enter" on a room whose seats nobody may take yet); after the start, the
+    room's usual button."""
+    visits.configure("drop", {"capacity": 2, "prequeue_at": T0 + 60, "starts_at": T0 + 120})
+    ada = person(app, "Ada")
+    page = ada.get("/").get_data(as_text=True)
+    assert "The pre-queue opens at" in page and "The sale starts at" in page
+    assert 'id="go-drop"' not in page
+    clock.advance(61)
+    page = ada.get("/").get_data(as_text=True)
+    assert "The sale starts at" in page and "The pre-queue opens at" not in page
+    assert "Join the pre-queue" in page and ">Enter<" not in page
+    clock.advance(60)
+    page = ada.get("/").get_data(as_text=True)
+    assert "The sale starts at" not in page and ">Enter<" in page

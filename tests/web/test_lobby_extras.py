@@ -15,7 +15,7 @@ OPENS = 1_795_000_000  # 2026-11-18 11:06:40 UTC
 
 
 def cards_order(text: str) -> list[str]:
-    return re.findall(r"<h2>([^<]+)</h2>", text)
+    return re.findall(r"<h2 dir=\"auto\">([^<]+)</h2>", text)
 
 
 def ticket_of(visitor: Any, room: str = "hall") -> str:

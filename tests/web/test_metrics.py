@@ -206,6 +206,7 @@ def test_estimates_are_scored_at_admission(app: Flask, visits: Any, clock: Any) 
     first = visits.join("hall", identity="a")
     second = visits.join("hall", identity="b")
     assert second.ticket.position == 1
+    assert visits.rooms.written()  # the prediction told at the join is kept (written behind)
     for step in (20, 20, 10):  # b checks in while it waits
         clock.advance(step)
         visits.rooms.check_in("hall", second.ticket.token)

@@ -325,3 +325,17 @@ def test_without_a_working_smtp_server_nothing_promises_an_email(
     admin = panel.page(f"/admin/rooms/{ROOM}")
     assert "Mail cannot be sent: no SMTP server answers at 127.0.0.1:25" in admin
     assert "Connection refused" in admin
+
+
+def test_the_confirm_page_names_the_waitlist_by_its_title(app, visitor, waitlist, waitlists):
+    """The confirmation page says the title the email and every other page say, not the
+    room's address; the admin's description keeps its own direction (dir="auto")."""
+    app.extensions["services"].visits.configure(
+        ROOM, {"title": "Early access list", "description": "Five pairs, one each."}
+    )
+    link = confirm_link(app, waitlists.join(ROOM, "Ann", "ann@example.org").id)
+    page = text(visitor.get(link))
+    assert 'waitlist for <span class="room-name">Early access list</span>' in page
+    assert f'<span class="room-name">{ROOM}</span>' not in page
+    signup = text(visitor.get(f"/rooms/{ROOM}"))
+    assert '<p class="room-description" dir="auto">Five pairs, one each.</p>' in signup

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from webapp.domain import calibration, estimate, pace
 from webapp.domain.announcer import Announcer
+from webapp.domain.drops import phase_at
 from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
@@ -93,10 +94,18 @@ class Card(NamedTuple):
 
     summary: RoomSummary
     settings: RoomSettings
+    phase: str = "open"  # a scheduled drop's: before (its pre-queue not open), prequeue
 
     @property
     def title(self) -> str:
         return self.settings.title or self.summary.name
+
+
+def schedule_phase(settings: RoomSettings, now: float) -> str:
+    """A drop's phase by the clock alone (no Redis read: the start is held by the sweep
+    within a second of its time): before, prequeue, open or ended."""
+    started = settings.starts_at is not None and now >= settings.starts_at
+    return phase_at(settings, now, "drawn" if started else "")
 
 
 CARD_ORDER = {"open": 0, "paused": 1, "closed": 2}  # open rooms first, then by title
@@ -172,17 +181,13 @@ class Lobby:
 
     def cards(self) -> list[Card]:
         """Every room for the lobby: open first, then paused, then closed; by title."""
-        found = []
+        found, now = [], self.now()
         for summary in self.reports.summaries():
             settings = self._room(summary.name).settings
             if settings is not None:
-                found.append(Card(summary, settings))
+                found.append(Card(summary, settings, schedule_phase(settings, now)))
         order = CARD_ORDER.get
         return sorted(found, key=lambda c: (order(c.summary.status, 3), c.title.casefold()))
-
-    def stats(self, room: str) -> dict[str, float]:
-        """The room's statistics as last read (at most ``refresh`` seconds old)."""
-        return self._room(room).stats
 
     def rates(self, room: str, now: float, capacity: int = 0) -> pace.Rates | None:
         """The room's service and dropout rates from the cached statistics, at the

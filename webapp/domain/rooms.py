@@ -391,6 +391,11 @@ class WaitingRooms:
         else:
             self._later(room, (token, predicted(wait, low, high, model)))
 
+    def written(self, timeout: float = 5.0) -> bool:
+        """Waits until the predictions written behind so far are in Redis (``flush``);
+        False on timeout."""
+        return self._later.flush(timeout) if self._later is not None else True
+
     def predict_many(self, room: str, predictions: Sequence[tuple[str, str]]) -> list[int]:
         """Several ``predict`` of one room in one script call: (token, ``predicted(...)``)
         each; 1 for each kept, 0 for a ticket that no longer waits."""

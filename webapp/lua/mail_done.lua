@@ -1,10 +1,11 @@
 --!keys deliveries outbox
--- Records how one send ended and, when it is final (sent, or failed for good),
+-- Records how one send ended and, when it is final (sent, failed for good, or skipped),
 -- acknowledges the outbox message in the same script: the 'sent' marker is set before
 -- the acknowledgement, atomically, so no worker sends a notice marked sent.
--- K_DELIVERIES deliveries hash (and its counts "#sent", "#retry", "#failed": notices in that
---   state now)   K_OUTBOX outbox stream
--- ARGV[1] field   ARGV[2] worker   ARGV[3] now   ARGV[4] state: sent, retry, failed
+-- K_DELIVERIES deliveries hash (and its counts "#sent", "#retry", "#failed", "#skipped":
+--   notices in that state now)   K_OUTBOX outbox stream
+-- ARGV[1] field   ARGV[2] worker   ARGV[3] now   ARGV[4] state: sent, retry, failed, skipped
+-- (skipped: not needed any more, never sent)
 -- ARGV[5] next try (retry)   ARGV[6] error text   ARGV[7] group   ARGV[8] stream id
 -- Reply: 1 recorded, 0 another worker holds the notice now (nothing changed)
 local raw = redis.call('HGET', K_DELIVERIES, ARGV[1])

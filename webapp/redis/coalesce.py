@@ -177,6 +177,7 @@ class WriteBehind(Generic[K, A]):
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._pending: dict[K, list[A]] = {}
+        self._sending = False  # a batch taken from _pending is being sent
         self._thread: threading.Thread | None = None
 
     def __call__(self, key: K, arg: A) -> None:
@@ -186,7 +187,14 @@ class WriteBehind(Generic[K, A]):
                 self._thread = threading.Thread(target=self._run, name="write-behind", daemon=True)
                 self._thread.start()
             else:
-                self._ready.notify()
+                self._ready.notify_all()  # the sender, and any flush waiting on it
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Waits until every write made before it is sent (or lost, said in the log);
+        False if that takes longer than ``timeout`` seconds. For a clean stop, and for
+        tests that read what was written."""
+        with self._lock:
+            return self._ready.wait_for(lambda: not self._pending and not self._sending, timeout)
 
     def _run(self) -> None:
         while True:
@@ -194,10 +202,17 @@ class WriteBehind(Generic[K, A]):
                 while not self._pending:
                     self._ready.wait()
                 pending, self._pending = self._pending, {}
-            for key, args in pending.items():
-                for start in range(0, len(args), self.most):
-                    try:
-                        self.send(key, args[start : start + self.most])
-                    except Exception as error:  # Redis away: these are lost, said once
-                        log.warning("%d writes of %r lost: %s", len(args) - start, key, error)
-                        break
+                self._sending = True
+            self._send(pending)
+            with self._lock:
+                self._sending = False
+                self._ready.notify_all()
+
+    def _send(self, pending: dict[K, list[A]]) -> None:
+        for key, args in pending.items():
+            for start in range(0, len(args), self.most):
+                try:
+                    self.send(key, args[start : start + self.most])
+                except Exception as error:  # Redis away: these are lost, said once
+                    log.warning("%d writes of %r lost: %s", len(args) - start, key, error)
+                    break

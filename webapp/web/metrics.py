@@ -47,7 +47,7 @@ ERROR_BOUNDS = ("15", "30", "60", "120", "300", "600", "1800", "+Inf")
 # The work a puzzle asks (its largest counter) and the tries a solution took
 PUZZLE_BUCKETS = (1e3, 5e3, 1e4, 5e4, 1e5, 5e5, 1e6, 5e6, float("inf"))
 GATE_RESULTS = ("fresh", "renewed", "refused")
-MAIL_STATES = ("sent", "retry", "failed")  # mail_done.lua's counts in the deliveries hash
+MAIL_STATES = ("sent", "retry", "failed", "skipped")  # mail_done.lua's counts (deliveries hash)
 MAIL_GROUP = "mailer"  # the mailer's consumer group of an outbox (webapp/workers/mailer.py GROUP)
 HELP = {
     "room_capacity": "Seats in the room",
@@ -64,7 +64,7 @@ HELP = {
     "room_estimates_in_range": "Admissions from the line whose actual wait fell in the range "
     "told at the join",
     "mail_outbox_depth": "Notices in the room's mail outbox not yet sent or given up",
-    "mail_notices": "The room's notices by delivery state now (sent, retry, failed)",
+    "mail_notices": "The room's notices by delivery state now (sent, retry, failed, skipped)",
     "pass_revocations": "Seat passes the gate refuses now (revocations in force)",
     "redis_script_calls": "Lua script calls Redis ran (EVAL, EVALSHA), by command",
     "redis_script_seconds": "Time Redis spent running Lua scripts, by command",

@@ -52,6 +52,7 @@ from webapp.domain.clock import Clock, clock_of
 from webapp.domain.mail import MailHealth, MailSettings, SmtpHealth, idempotency_key, message_id
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
+from webapp.redis.replies import record
 from webapp.redis.replies import text as _text
 from webapp.redis.replies import texts as _fields
 from webapp.web.i18n import (
@@ -72,6 +73,9 @@ CHECK_DOWN = 5.0  # seconds between checks while the SMTP server does not answer
 # `make run` starts the mailer and gunicorn at once, and gunicorn starts the embedded
 # Redis: not answering for this long at start is news; a few seconds are not.
 REDIS_START = 30.0
+# An offered seat's email waits this long: an open page takes its seat within seconds
+# (its next poll, then the moment "it's your turn" shows), and its visitor needs no email
+OFFER_EMAIL_AFTER = 15.0
 # A send that failed for one of these says the server is away, not that one message is bad
 UNREACHABLE = (OSError, smtplib.SMTPConnectError, smtplib.SMTPServerDisconnected,
                smtplib.SMTPAuthenticationError)  # fmt: skip
@@ -262,6 +266,8 @@ class Mailer:
         # A notice sent again on purpose (the 2nd confirmation) is a notice of its own
         nth = fields.get("nth", "1")
         notice = kind if nth == "1" else f"{kind}-{nth}"
+        if kind == "offered" and float(fields.get("at") or 0) + OFFER_EMAIL_AFTER > self.clock():
+            return 0  # still pending: read again at a later round
         key = idempotency_key(room, entry, notice)
         field = f"{entry}:{notice}"
         deliveries = self.keys.deliveries(room)
@@ -272,11 +278,15 @@ class Mailer:
             keys={"deliveries": deliveries}, args=[field, self.worker, now, s.lease, mid]
         )
         state = _text(state)
-        if state in ("sent", "failed"):  # done before: acknowledge only
+        if state in ("sent", "failed", "skipped"):  # done before: acknowledge only
             self.client.xack(outbox, GROUP, stream_id)
             return 1
         if state != "go":
             return 0
+        if kind == "offered" and not self._still_offered(room, entry):
+            why = "not sent: the seat was taken by an open page, or the offer ended, first"
+            self._done(room, field, "skipped", 0, why, stream_id)
+            return 1
         try:
             self._send(compose(self.rooms, s, room, fields, key, mid, now))
         except (smtplib.SMTPException, OSError) as error:
@@ -289,6 +299,11 @@ class Mailer:
             return 1
         self._done(room, field, "sent", 0, "", stream_id)
         return 1
+
+    def _still_offered(self, room: str, token: str) -> bool:
+        """Whether the live room's seat is still offered to ``token`` (not taken yet)."""
+        raw = self.client.hget(self.keys.room(room).tickets, token)
+        return raw is not None and record(raw).get("st") == "offered"
 
     def _done(
         self, room: str, field: str, state: str, later: float, error: str, stream_id: str
