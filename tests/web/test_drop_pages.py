@@ -125,3 +125,20 @@ def test_the_lobby_card_tells_the_drops_times_and_joins_its_prequeue(
     clock.advance(60)
     page = ada.get("/").get_data(as_text=True)
     assert "The sale starts at" not in page and ">Enter<" in page
+
+
+def test_before_the_start_the_room_page_promises_no_wait(
+    app: Flask, visits: Any, clock: Any
+) -> None:
+    """Before a drop's start its page tells no wait "if you join now" (the draw at the
+    start gives each their place; the page counts down to it), even with measured stays
+    and people already in the pre-queue."""
+    visits.configure(
+        "drop",
+        {"capacity": 1, "prequeue_at": T0 - 60, "starts_at": T0 + 170, "typical_stay_seconds": 60},
+    )
+    for i in range(3):
+        person(app, f"P{i}").join("drop")
+    page = person(app, "Ada").get("/rooms/drop").get_data(as_text=True)
+    assert "The sale starts at" in page
+    assert "Estimated wait" not in page and "if you join now" not in page

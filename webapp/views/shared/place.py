@@ -191,7 +191,11 @@ def join_card(
     enters = enters or (method == "passthrough" and summary.status == "open")
     enters = enters and (drop is None or drop.phase == "open")
     enters = enters and method != "reject"
-    guess = None if enters or method != "fifo" else lobby().back_of_line(room, summary.waiting)
+    # before a drop's start nobody has a place to wait from: the draw at the start gives
+    # each their place (the page counts down to it instead)
+    drawn_later = drop is not None and drop.phase in ("before", "prequeue")
+    quiet = enters or drawn_later
+    guess = None if quiet or method != "fifo" else lobby().back_of_line(room, summary.waiting)
     # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
     # why a joiner waits; say so, and for how long at most (issue 35)
     offered = None
@@ -216,7 +220,7 @@ def join_card(
         "join_now": join_now,
         "rejecting": method == "reject",  # new joins are turned away (503)
         "chance": None
-        if enters
+        if quiet
         else chance_words(lobby().chance_at_back(room, summary.waiting), True),
     }
     return no_store(render_template("join.html", **context)), status
