@@ -14,7 +14,8 @@ Only visitors who joined the line after the warm-up and were admitted are scored
 Estimators: "ours" (webapp.domain.estimate, what the lobby shows, smoothed) and
 "naive" (people ahead x mean seat time / capacity, the mean taken from the same
 measured holding times and the capacity set at the time, sd from Poisson departures;
-shown unsmoothed).
+shown unsmoothed). Each joiner's prediction is kept in the room's record as
+``Visits.join`` keeps it, so "ours" is calibrated by the record as in the app.
 
 Four scenarios keep the pace of releases (steady exponential and lognormal seats,
 bursts, a rising share of dropouts); seven change it: stays that double for 30 minutes
@@ -348,6 +349,13 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
             if ticket.seated:
                 seated(new)
                 continue
+            if standing.raw is not None and ticket.position:
+                # kept for the room's record, as webapp.domain.visits.Visits.join keeps it
+                low, high = standing.raw.range
+                model = standing.model or standing.raw
+                rooms.predict(
+                    ROOM, ticket.token, standing.raw.wait, low, high, (model.wait, model.spread)
+                )
             stats = lobby.stats(ROOM)
             predicted = new.predicted
             if standing.raw is not None:

@@ -8,7 +8,9 @@ import pytest
 from building import lobby_of
 from busy import busy_room, turn_over
 
-from webapp.domain import estimate, pace
+from webapp.domain import calibration, estimate, pace
+from webapp.domain import lobby as lobby_module
+from webapp.domain.rooms import predicted
 
 
 def test_busy_releases_are_counted_per_seat(rooms, clock, reports):
@@ -68,3 +70,68 @@ def test_a_slower_line_says_so(rooms, clock):
     assert rose and all(trend == "slower" for trend in rose)
     assert "faster" not in [trend for _, trend in told]
     assert told[-1][1] is None  # the figure counts down at the new pace
+
+
+def scored_record(rooms, visits, clock, model, waited, room="hall", count=25):
+    """``count`` admissions from the line of ``room``, each predicted at its join with
+    the model's ``model`` (wait, sd) and admitted after ``waited`` seconds."""
+    rooms.configure(room, {"capacity": 1, "dropout_seconds": 3600})
+    seated = rooms.join(room).token
+    waiting = [rooms.join(room).token for _ in range(count)]
+    for token in waiting:
+        rooms.predict(room, token, model[0], model[0] - model[1], model[0] + model[1], model)
+    for token in waiting:
+        clock.advance(waited)
+        visits.end(room, seated)
+        seated = token
+
+
+def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clock):
+    """Waits 100 s and over where the model said 10 s give or take 5: the range shown
+    is widened to its bound, the expected wait and the poll interval left as the
+    model's; the process reads the record again only after RECORD_REFRESH."""
+    scored_record(rooms, visits, clock, (10.0, 5.0), waited=100)
+    found = reports.scored("hall", clock.now, 3600, calibration.RECORD_COUNT)
+    assert len(found) == 25 and found[0] == (clock.now, 10.0, 5.0, pytest.approx(2500))
+    lobby = lobby_of(rooms, refresh=0.0, monotonic=clock)
+    high = calibration.SCALE_BOUNDS[1]
+    assert lobby.calibration("hall").scale == high
+    mine = lobby.join("hall")
+    assert mine.raw is not None and mine.model is not None
+    assert mine.raw.wait == mine.model.wait
+    assert mine.raw.spread == pytest.approx(high * mine.model.spread)
+    ticket = mine.ticket  # polls follow the model's range: as many check-ins as before
+    assert mine.poll_after == estimate.poll_after(3600, ticket.position, mine.model, ticket.window)
+    rooms.client.delete(rooms.room_keys("hall").accuracy)
+    clock.advance(lobby_module.RECORD_REFRESH - 1)
+    assert lobby.calibration("hall").scale == high  # kept by the process
+    clock.advance(1)
+    assert lobby.calibration("hall") == calibration.NONE
+
+
+def test_a_record_without_the_models_figures_calibrates_nothing(rooms, visits, lobby, clock):
+    """Predictions kept as "wait,low,high" alone (before the model's figures were
+    kept): the model as it is."""
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 3600})
+    seated = rooms.join("hall").token
+    waiting = [rooms.join("hall").token for _ in range(25)]
+    for token in waiting:
+        rooms.predict("hall", token, 10.0, 5.0, 15.0)
+    for token in waiting:
+        clock.advance(200)
+        lobby.rooms.leave("hall", seated)
+        seated = token
+    assert lobby.calibration("hall") == calibration.NONE
+
+
+def test_a_join_keeps_the_models_figures_for_the_record(rooms, visits, clock):
+    """A joiner's prediction is kept with the model's own wait and sd after the figures
+    shown."""
+    seated = busy_room(rooms)
+    turn_over(rooms, clock, seated, hold=10, times=30)
+    mine = visits.join("busy")
+    assert mine.raw is not None and mine.model is not None
+    kept = rooms.client.hget(rooms.room_keys("busy").predictions, mine.ticket.token)
+    low, high = mine.raw.range
+    assert kept == predicted(mine.raw.wait, low, high, (mine.model.wait, mine.model.spread))
+    assert len(kept.split(",")) == 5

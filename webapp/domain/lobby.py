@@ -14,7 +14,8 @@ worker process can answer any poll: the caller passes it back as ``shown`` (the 
 of ``Standing.shown.dumps()``); without it the raw estimate is shown. Against it, too,
 ``Standing.trend`` says whether the line has slowed down or sped up since. Estimates
 are made at the capacity the script answered with, so an admin's change of capacity
-counts from the next check-in.
+counts from the next check-in, and shown with the room's calibration (its range set by
+its own record, ``webapp.domain.calibration``), read at most once per RECORD_REFRESH.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webapp.domain import estimate, pace
+from webapp.domain import calibration, estimate, pace
 from webapp.domain.announcer import Announcer
 from webapp.domain.drops import phase_at
 from webapp.domain.join_limits import NO_LIMITS, Counting
@@ -56,12 +57,13 @@ class Standing(NamedTuple):
     ticket: Ticket
     estimate: estimate.Estimate | None  # the figure to show (smoothed when possible)
     poll_after: float
-    raw: estimate.Estimate | None = None  # the model's estimate before smoothing
+    raw: estimate.Estimate | None = None  # the estimate before smoothing (calibrated)
     shown: estimate.Shown | None = None  # hand back as ``shown`` at the next poll
     trend: str | None = None  # "slower" or "faster" than the figure shown before said
     basis: str | None = None  # "typical" (the admin's typical stay) or "measured"; None: none
     method: str = "fifo"  # the room's queueing_method, which says what the figures mean
     chance: estimate.SeatChance | None = None  # random order: the chance of a seat soon
+    model: estimate.Estimate | None = None  # the model's own, before the room's calibration
 
 
 class Ended(NamedTuple):
@@ -139,6 +141,8 @@ class Lobby:
         self.size = size
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
         self._records: dict[str, tuple[float, bool]] = {}  # room -> (read at, poor)
+        # room -> (read at, the calibration measured on the room's record)
+        self._calibrations: dict[str, tuple[float, calibration.Calibration]] = {}
         self._lock = threading.Lock()
 
     def _room(self, room: str, version: int | None = None) -> _Cached:
@@ -298,16 +302,37 @@ class Lobby:
             if method == "random" and moving and rates is not None:
                 chance = estimate.seat_chance(rates, ticket.waiting)
             return Standing(ticket, None, poll, method=method, chance=chance)
+        model = None
         if moving and rates is not None:
-            raw = estimate.wait_for(rates, ticket.ahead, ticket.active)
-        poll = estimate.poll_after(dropout, ticket.position, raw, ticket.window)
+            model = estimate.wait_for(rates, ticket.ahead, ticket.active)
+            raw = self.calibration(room).apply(model)
+        # Polls follow the model's own range, as the check-in windows the scripts grant
+        # do (windows.py): a range the record widened would multiply the check-ins.
+        poll = estimate.poll_after(dropout, ticket.position, model, ticket.window)
         if raw is None or rates is None:
             return Standing(ticket, None, poll, method=method)
         before = estimate.Shown.loads(shown)
         figure = estimate.smooth(before, raw, ticket.now, rates.service)
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
-        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method)
+        return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method, model=model)
+
+    def calibration(self, room: str) -> calibration.Calibration:
+        """How the model's figures are shown in this room, measured on its record (the
+        newest admissions of the last hour, ``calibration.calibrate``), read at most
+        once per RECORD_REFRESH: a check-in costs no extra read."""
+        now = self.monotonic()
+        with self._lock:
+            known = self._calibrations.get(room)
+        if known is not None and now - known[0] < RECORD_REFRESH:
+            return known[1]
+        record = self.reports.scored(room, self.now(), RECORD_WINDOW, calibration.RECORD_COUNT)
+        found = calibration.calibrate(record)
+        with self._lock:
+            if len(self._calibrations) >= self.size:
+                self._calibrations.clear()
+            self._calibrations[room] = (now, found)
+        return found
 
     def hard_to_predict(self, room: str) -> bool:
         """Whether the room's estimates have been poor lately (``estimate.poor_record``
@@ -369,7 +394,9 @@ class Lobby:
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""
         rates = self.rates(room, self.now())
-        return None if rates is None else estimate.wait_for(rates, waiting)
+        if rates is None:
+            return None
+        return self.calibration(room).apply(estimate.wait_for(rates, waiting))
 
     def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
         """Under random order: a joiner's chance of a seat soon, in a line of

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from webapp.domain.calibration import Scored
 from webapp.domain.identity import customer_of
 from webapp.domain.refusals import RoomNotFound
 from webapp.domain.rooms import WaitingRooms
@@ -378,7 +379,7 @@ class Reports:
         errors, inside, points = [], 0, []
         for _id, fields in self.client.xrange(keys.accuracy, min=since_ms, count=5000):
             try:
-                wait, low, high = (float(x) for x in text(fields["predicted"]).split(","))
+                wait, low, high = (float(x) for x in text(fields["predicted"]).split(",")[:3])
                 actual = float(fields["actual"])
                 at = float(fields["at"])
             except (KeyError, ValueError):
@@ -391,6 +392,27 @@ class Reports:
         if not errors:
             return Accuracy(0, None, None, [])
         return Accuracy(len(errors), statistics.median(errors), inside / len(errors), points)
+
+    def scored(self, room: str, now: float, window: float, count: int) -> list[Scored]:
+        """The model's figures against the actual wait of the newest ``count``
+        admissions from the line in the last ``window`` s that kept them (newest first):
+        what the room's calibration is measured on. One read of the stream's newest
+        entries, whatever its length."""
+        out = []
+        for _id, fields in self.client.xrevrange(self._keys(room).accuracy, count=count):
+            try:
+                at, actual = float(fields["at"]), float(fields["actual"])
+                parts = text(fields["predicted"]).split(",")
+            except (KeyError, ValueError):
+                continue  # an admission with nothing predicted (a drop's pre-queue)
+            if at < now - window:
+                break  # newest first: the rest are older still
+            if len(parts) == 5:  # "wait,low,high,model wait,model sd"
+                try:
+                    out.append(Scored(at, float(parts[3]), float(parts[4]), actual))
+                except ValueError:
+                    continue
+        return out
 
     def overview(self, now: float) -> list[Overview]:
         """Every room with its settings and figures, by name."""

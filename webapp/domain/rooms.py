@@ -355,23 +355,41 @@ class WaitingRooms:
         """The notice every waiting page and the room show ('' clears it)."""
         check(_text(self._run("room_notice", room, text, who)), Reply(room))
 
-    def predict(self, room: str, token: str, wait: float, low: float, high: float) -> None:
-        """Keeps the wait shown to a ticket at its join, to score it at its admission."""
-        prediction = (token, f"{wait:.1f},{low:.1f},{high:.1f}")
+    def predict(
+        self,
+        room: str,
+        token: str,
+        wait: float,
+        low: float,
+        high: float,
+        model: tuple[float, float] | None = None,
+    ) -> None:
+        """Keeps the wait shown to a ticket at its join, to score it at its admission;
+        ``model``: the model's own (wait, sd) before calibration, which the room's
+        calibration is measured on (``webapp.domain.calibration``)."""
+        prediction = (token, predicted(wait, low, high, model))
         if self._predictions is not None:
             self._predictions(room, prediction)
         else:
             self.predict_many(room, [prediction])
 
-    def predict_later(self, room: str, token: str, wait: float, low: float, high: float) -> None:
+    def predict_later(
+        self,
+        room: str,
+        token: str,
+        wait: float,
+        low: float,
+        high: float,
+        model: tuple[float, float] | None = None,
+    ) -> None:
         """``predict``, written after the caller goes on (with ``coalesce``: by a thread
         of the process, batched with the others made meanwhile), so a join answers after
         one round trip, its own script's. A ticket admitted before it is written (a few
         milliseconds) keeps no prediction: the accuracy figures skip it."""
         if self._later is None:
-            self.predict(room, token, wait, low, high)
+            self.predict(room, token, wait, low, high, model)
         else:
-            self._later(room, (token, f"{wait:.1f},{low:.1f},{high:.1f}"))
+            self._later(room, (token, predicted(wait, low, high, model)))
 
     def written(self, timeout: float = 5.0) -> bool:
         """Waits until the predictions written behind so far are in Redis (``flush``);
@@ -379,7 +397,7 @@ class WaitingRooms:
         return self._later.flush(timeout) if self._later is not None else True
 
     def predict_many(self, room: str, predictions: Sequence[tuple[str, str]]) -> list[int]:
-        """Several ``predict`` of one room in one script call: (token, "wait,low,high")
+        """Several ``predict`` of one room in one script call: (token, ``predicted(...)``)
         each; 1 for each kept, 0 for a ticket that no longer waits."""
         keys = _room_keys(self.keys, room)
         pairs = [part for prediction in predictions for part in prediction]
@@ -418,3 +436,10 @@ def _room_keys(keys: Keys, room: str) -> Mapping[str, str]:
     return MappingProxyType(
         {**keys.room(room).named(), **keys.drop(room).named(), **keys.waitlist(room).named()}
     )
+
+
+def predicted(wait: float, low: float, high: float, model: tuple[float, float] | None) -> str:
+    """A prediction as the room keeps it: "wait,low,high" shown, then the model's own
+    ",wait,sd" when given (room_predict.lua keeps it, room_lib.lua scores the first three)."""
+    text = f"{wait:.1f},{low:.1f},{high:.1f}"
+    return text if model is None else f"{text},{model[0]:.1f},{model[1]:.1f}"

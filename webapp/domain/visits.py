@@ -130,7 +130,11 @@ class Visits:
         # (a drop's pre-queue has no place yet, so nothing to predict: position 0)
         if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:
             low, high = standing.raw.range
-            self.rooms.predict_later(room, standing.ticket.token, standing.raw.wait, low, high)
+            model = standing.model or standing.raw
+            self.rooms.predict_later(
+                room, standing.ticket.token, standing.raw.wait, low, high,
+                (model.wait, model.spread),
+            )  # fmt: skip
         return standing
 
     def enter(self, room: str, token: str, hold: float, claims: bool = False) -> Ticket:

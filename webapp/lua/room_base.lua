@@ -32,7 +32,7 @@
 --   codes        hash   support code -> ticket
 --   history      hash   "<minute>:<figure>" -> count (joined, admitted, ended_<why>)
 --                       or sample (w: waiting, s: seats), a day of minutes kept
---   predictions  hash   waiting ticket -> "wait,low,high" predicted at its join
+--   predictions  hash   waiting ticket -> "wait,low,high[,model wait,sd]" predicted at its join
 --   accuracy     stream predicted against actual wait of each admission from the line
 --   outbox       stream notices for the mailer (webapp/workers/mailer.py). A live room writes
 --                       kind offered (a seat offered to a ticket that gave an email: em,

@@ -5,7 +5,8 @@
 -- of the same ticket (a check-in through the gate) keeps the first.
 -- KEYS: line, predictions (the room's)
 -- ARGV: 1 the predictions' TTL in seconds, then pairs: a token, "wait,low,high" in
---       seconds (webapp/domain/rooms.py coalesces a process's concurrent ones)
+--       seconds, maybe followed by the model's own ",wait,sd" before calibration
+--       (webapp/domain/rooms.py coalesces a process's concurrent ones)
 -- Reply: per pair, 1 if kept, 0 if the ticket no longer waits
 local kept, wrote = {}, false
 for i = 2, #ARGV, 2 do

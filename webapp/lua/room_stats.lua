@@ -95,11 +95,12 @@ end
 -- admissions from the line scored ("estimates:scored"), those whose actual wait fell in
 -- the range shown ("estimates:in_range"), and the absolute error in seconds in buckets
 -- as the waits' ("estimates:le:<bound>", not cumulative; "estimates:sum").
--- `predicted`: room_predict.lua's "wait,low,high".
+-- `predicted`: room_predict.lua's "wait,low,high" shown, maybe followed by the model's
+-- own ",wait,sd" (the calibration's, read in Python): only the first three are scored.
 local ERROR_BUCKETS = {15, 30, 60, 120, 300, 600, 1800}
 
 local function count_estimate(predicted, actual)
-    local wait, low, high = string.match(predicted, '^([^,]+),([^,]+),([^,]+)$')
+    local wait, low, high = string.match(predicted, '^([^,]+),([^,]+),([^,]+)')
     wait, low, high = tonumber(wait), tonumber(low), tonumber(high)
     if not (wait and low and high) then
         return

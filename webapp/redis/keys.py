@@ -28,7 +28,7 @@ class RoomKeys:
     audit: str  # stream: admin actions and admissions (who, what, when, why), capped
     codes: str  # hash: support code -> ticket (an admin finds a visitor by it)
     history: str  # hash: "<minute>:<figure>" -> count or sample, for charts (a day kept)
-    predictions: str  # hash: waiting ticket -> "wait,low,high" predicted at its join
+    predictions: str  # hash: waiting ticket -> "wait,low,high[,model wait,sd]" at its join
     accuracy: str  # stream: predicted against actual wait of each admission, capped
     outbox: str  # stream: notices to email (the mailer's; WaitlistKeys.outbox, same key)
     events: str  # stream: what happened, for the webhooks (events_lib.lua), capped
