@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from building import engine
 
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     InvalidInput,
     JoinRefused,
@@ -176,6 +177,8 @@ def test_seat_passes_on_after_grace(rooms, clock):
     with pytest.raises(TicketGone) as gone:
         rooms.presence(ROOM, a.token, "open", hold=15)
     assert gone.value.why == "grace"
+    ended = [e for e in Reports(rooms).audit(ROOM, 50) if e.kind == "seat_end"]
+    assert [(e.code, e.detail) for e in ended] == [(a.support_code, "grace")]  # in the log
 
 
 def test_heartbeats_hold_the_seat(rooms, clock):

@@ -89,6 +89,8 @@ local function end_ticket(token, t, why, now)
         audit(now, 'leave', t, t.st)
     elseif why == 'released' then  -- a site let its visitor go (issue 23)
         audit(now, 'release', t, t.st)
+    elseif t.st ~= 'waiting' and (why == 'grace' or why == 'session' or why == 'unclaimed') then
+        audit(now, 'seat_end', t, why)  -- a seat that ended by itself: its pages closed
     end
     t.st, t.why, t.e = 'ended', why, now
     put_ticket(token, t)

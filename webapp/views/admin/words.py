@@ -21,7 +21,7 @@ AUDIT_KINDS = {"create": "Room created", "settings": "Settings changed", "admit"
                "committed", "draw": "Lottery drawn",
                "lapse": "Place lapsed unclaimed", "release": "Released by the site",
                "draw_reveal": "Drop drawn (seed revealed)",
-               "stock": "Stock", "site_key": "Site key"}  # fmt: skip
+               "stock": "Stock", "site_key": "Site key", "seat_end": "Seat ended"}  # fmt: skip
 HELD_WHY = {"network": "the same network as the referrer", "device": "the referrer's device",
             "address": "an address with many entries", "velocity": "too many referrals in an "
             "hour"}  # fmt: skip
@@ -53,6 +53,9 @@ DETAILS = {
     ("leave", "admitted"): "gave up the seat",
     ("release", "offered"): "was offered a seat",
     ("release", "admitted"): "was on the site",
+    ("seat_end", "grace"): "away past the grace period (every page closed)",
+    ("seat_end", "session"): "stopped checking in",
+    ("seat_end", "unclaimed"): "offered a seat, did not take it",
 }
 
 
