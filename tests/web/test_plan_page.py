@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
+from webapp.views.shared import charts
+
 PLAN = "/admin/rooms/hall/plan"
 
 
@@ -64,3 +66,13 @@ def test_the_room_page_links_to_its_plan(panel, engine):
     """A live room's page links to its plan."""
     engine.configure("hall", {})
     assert f'href="{PLAN}"' in panel.page("/admin/rooms/hall")
+
+
+def test_the_charts_count_time_from_the_start_past_a_day() -> None:
+    """A plan's times are from its start and do not wrap at 24 hours: a drop of six
+    days reads "6 d 06:56" where a clock would have said 06:56."""
+    assert charts.elapsed(0) == "0:00"
+    assert charts.elapsed(3 * 3600 + 28 * 60) == "3:28"
+    assert charts.elapsed((150 * 60 + 56) * 60) == "6 d 06:56"
+    drawn = charts.line_chart([0.0, 86_400.0 * 2 + 60], [5.0, 2.0], "Line", at=charts.elapsed)
+    assert "2 d 00:01" in drawn.svg and "at 2 d 00:01" in drawn.summary

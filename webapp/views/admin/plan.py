@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import UTC
 from typing import Any
 
 from flask import render_template, request
@@ -115,13 +114,15 @@ def span(seconds: float) -> str:
 
 
 def plan_charts(made: planner.Plan) -> list[charts.Chart]:
-    """Line over time and wait by arrival minute, from the rows; x: hh:mm from the start."""
+    """Line over time and wait by arrival minute, from the rows; x: time from the start."""
     times = [row[0] * 60.0 for row in made.by_minute]
     line = [float(round(row[3])) for row in made.by_minute]  # whole people
     waits = [None if row[4] is None else round(row[4] / 60, 1) for row in made.by_minute]
     return [
-        charts.line_chart(times, line, "People in line", "people", UTC),
-        charts.line_chart(times, waits, "Median wait by arrival minute, minutes", "minutes", UTC),
+        charts.line_chart(times, line, "People in line", "people", at=charts.elapsed),
+        charts.line_chart(
+            times, waits, "Median wait by arrival minute, minutes", "minutes", at=charts.elapsed
+        ),
     ]
 
 

@@ -29,6 +29,14 @@ def clock(at: float, zone: tzinfo = UTC) -> str:
     return datetime.fromtimestamp(at, zone).strftime("%H:%M")
 
 
+def elapsed(seconds: float) -> str:
+    """Time from a start: h:mm, and past a day "2 d 06:56" (never wrapping at 24 h)."""
+    minutes = int(seconds // 60)
+    days, minutes = divmod(minutes, 1440)
+    hours, minutes = divmod(minutes, 60)
+    return f"{days} d {hours:02d}:{minutes:02d}" if days else f"{hours}:{minutes:02d}"
+
+
 def binned(values: Series, size: int, rate: bool = False) -> list[float | None]:
     """Consecutive groups of ``size`` as one point each, the last group ending with the
     last value: the mean of the samples (None if the group has none), or with ``rate``
@@ -68,11 +76,14 @@ def line_chart(
     unit: str = "",
     zone: tzinfo = UTC,
     more: Sequence[Series] = (),
+    at: Callable[[float], str] | None = None,
 ) -> Chart:
     """``values`` at ``times`` (seconds) as a line with a y axis from 0 and three times
     on the x axis; gaps where a value is None, a dot for a lone sample. ``more``: other
     series on the same axes (classes ``series-1``, ``series-2``...; the caption says
-    what each is), the sentence of the first."""
+    what each is), the sentence of the first. ``at``: how a time is written (the clock
+    in ``zone`` unless given: ``elapsed`` for times from a start)."""
+    at = at or (lambda t: clock(t, zone))
     every = [values, *more]
     top = nice_ceiling(max((v for vs in every for v in vs if v is not None), default=0.0))
     step = (WIDTH - LEFT - RIGHT) / max(len(values) - 1, 1)
@@ -83,7 +94,7 @@ def line_chart(
     def y(value: float) -> float:
         return TOP + (HEIGHT - TOP - BOTTOM) * (1 - value / top)
 
-    parts = _axes(top, [(x(i), clock(times[i], zone)) for i in _ticks(len(times))], y)
+    parts = _axes(top, [(x(i), at(times[i])) for i in _ticks(len(times))], y)
     for k, series in enumerate(every):
         extra = f" series-{k}" if k else ""
         for run in _runs(series):
@@ -95,7 +106,7 @@ def line_chart(
             else:
                 points = " ".join(f"{x(i):.1f},{y(value):.1f}" for i, value in run)
                 parts.append(f'<polyline class="series{extra}" points="{points}"/>')
-    return Chart(label, _svg(parts), summarise(times, values, unit, zone))
+    return Chart(label, _svg(parts), summarise(times, values, unit, zone, at))
 
 
 def scatter_chart(points: Sequence[tuple[float, float]], label: str) -> Chart:
@@ -134,8 +145,15 @@ def scatter_chart(points: Sequence[tuple[float, float]], label: str) -> Chart:
     return Chart(label, _svg(parts), summary)
 
 
-def summarise(times: Sequence[float], values: Series, unit: str = "", zone: tzinfo = UTC) -> str:
+def summarise(
+    times: Sequence[float],
+    values: Series,
+    unit: str = "",
+    zone: tzinfo = UTC,
+    at: Callable[[float], str] | None = None,
+) -> str:
     """The latest value, where it came from, and the highest, in one sentence."""
+    at = at or (lambda t: clock(t, zone))
     seen = [(i, v) for i, v in enumerate(values) if v is not None]
     if not seen:
         return "No samples yet."
@@ -144,11 +162,9 @@ def summarise(times: Sequence[float], values: Series, unit: str = "", zone: tzin
     first_i, first = seen[0]
     high_i, high = max(seen, key=lambda pair: pair[1])
     trend = "up" if last > first else "down" if last < first else "unchanged"
-    since = f"{trend} from {number(first)} at {clock(times[first_i], zone)}"
-    return (
-        f"{number(last)}{unit} at {clock(times[last_i], zone)}, {since}; "
-        f"highest {number(high)} at {clock(times[high_i], zone)}."
-    )
+    since = f"{trend} from {number(first)} at {at(times[first_i])}"
+    highest = f"highest {number(high)} at {at(times[high_i])}"
+    return f"{number(last)}{unit} at {at(times[last_i])}, {since}; {highest}."
 
 
 def _runs(values: Series) -> list[list[tuple[int, float]]]:
