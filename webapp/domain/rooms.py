@@ -363,33 +363,22 @@ class WaitingRooms:
         low: float,
         high: float,
         model: tuple[float, float] | None = None,
+        later: bool = False,
     ) -> None:
         """Keeps the wait shown to a ticket at its join, to score it at its admission;
         ``model``: the model's own (wait, sd) before calibration, which the room's
-        calibration is measured on (``webapp.domain.calibration``)."""
+        calibration is measured on (``webapp.domain.calibration``). ``later``: written
+        after the caller goes on (with ``coalesce``: by a thread of the process, batched
+        with the others made meanwhile), so a join answers after one round trip, its own
+        script's; a ticket admitted before it is written (a few milliseconds) keeps no
+        prediction, and the accuracy figures skip it."""
         prediction = (token, predicted(wait, low, high, model))
-        if self._predictions is not None:
+        if later and self._later is not None:
+            self._later(room, prediction)
+        elif self._predictions is not None:
             self._predictions(room, prediction)
         else:
             self.predict_many(room, [prediction])
-
-    def predict_later(
-        self,
-        room: str,
-        token: str,
-        wait: float,
-        low: float,
-        high: float,
-        model: tuple[float, float] | None = None,
-    ) -> None:
-        """``predict``, written after the caller goes on (with ``coalesce``: by a thread
-        of the process, batched with the others made meanwhile), so a join answers after
-        one round trip, its own script's. A ticket admitted before it is written (a few
-        milliseconds) keeps no prediction: the accuracy figures skip it."""
-        if self._later is None:
-            self.predict(room, token, wait, low, high, model)
-        else:
-            self._later(room, (token, predicted(wait, low, high, model)))
 
     def written(self, timeout: float = 5.0) -> bool:
         """Waits until the predictions written behind so far are in Redis (``flush``);

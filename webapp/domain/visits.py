@@ -131,9 +131,9 @@ class Visits:
         if standing.raw is not None and not standing.ticket.seated and standing.ticket.position:
             low, high = standing.raw.range
             model = standing.model or standing.raw
-            self.rooms.predict_later(
+            self.rooms.predict(
                 room, standing.ticket.token, standing.raw.wait, low, high,
-                (model.wait, model.spread),
+                (model.wait, model.spread), later=True,
             )  # fmt: skip
         return standing
 
