@@ -241,3 +241,17 @@ def test_the_lobby_knows_a_room_whose_estimates_were_poor(rooms, visits, lobby, 
         seated = token
     assert lobby.hard_to_predict("hall")
     assert not lobby.hard_to_predict("calm")
+
+
+def test_history_counts_nothing_before_the_room_was_made(rooms, reports, clock):
+    """A room made a minute ago has no counts for the minutes before it (None, a gap
+    in the charts), not zeros that read as a quiet hour it never had."""
+    clock.advance(600)
+    rooms.configure("new", {"capacity": 1})
+    line_of_room = rooms.join("new")
+    assert line_of_room.state == "admitted"
+    clock.advance(60)
+    history = reports.history("new", clock.now, minutes=5)
+    assert history["joined"][:3] == [None, None, None]
+    assert history["joined"][-2:] == [1.0, 0.0]
+    assert reports.created_at("new") is not None

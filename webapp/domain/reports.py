@@ -307,6 +307,14 @@ class Reports:
 
     # -- the record -----------------------------------------------------------
 
+    def created_at(self, room: str) -> float | None:
+        """When the room was made, if its audit log still holds that (its oldest entry
+        is "create"); None for a room older than what the log keeps."""
+        first = self.client.xrange(self._keys(room).audit, count=1)
+        if not first or text(first[0][1].get("kind", "")) != "create":
+            return None
+        return float(first[0][1].get("at", 0))
+
     def audit(self, room: str, count: int = 200, kinds: Iterable[str] = ()) -> list[AuditEntry]:
         """The newest entries first; only ``kinds`` if given (reads at most 10x count)."""
         keys = self._keys(room)
@@ -334,16 +342,20 @@ class Reports:
 
     def history(self, room: str, now: float, minutes: int = 60) -> dict[str, list[float | None]]:
         """Per minute, oldest first, ending with the current minute: waiting and seats
-        (sampled; None where no sample) and joins, admissions, dropouts, leaves."""
+        (sampled; None where no sample) and joins, admissions, dropouts, leaves (0 where
+        none; None before the room was made)."""
         keys = self._keys(room)
         last = int(now // 60)
         span = range(last - minutes + 1, last + 1)
         fields = [f"{m}:{figure}" for m in span for figure in FIGURES]
         values = self.client.hmget(keys.history, fields)
+        made = self.created_at(room)
+        born = -1 if made is None else int(made // 60)
         out: dict[str, list[float | None]] = {figure: [] for figure in FIGURES}
         for i, value in enumerate(values):
             figure = FIGURES[i % len(FIGURES)]
-            missing = None if figure in ("w", "s") else 0.0  # a count of nothing is 0
+            before = span[i // len(FIGURES)] < born  # no room yet: nothing to count
+            missing = None if figure in ("w", "s") or before else 0.0  # a count of nothing
             out[figure].append(float(value) if value is not None else missing)
         out["minute"] = [float(m * 60) for m in span]
         return out
