@@ -47,7 +47,7 @@ def test_the_prequeue_countdown_holds_through_polls(server: Any, room: Any, pers
         ada.evaluate("new Promise(r => setTimeout(r, 1500 - Date.now() % 1000))")
         mine = ada.locator("#line-status [data-countdown]").inner_text()
         theirs = other.locator("#line-status [data-countdown]").inner_text()
-        assert re.fullmatch(r" ?\(\d+:\d\d\)", mine), mine
+        assert re.fullmatch(r" ?\(in \d+:\d\d\)", mine), mine
         assert mine == theirs
     updated = ada.locator("#line-status .updated").inner_text()
     assert re.fullmatch(r"Updated (just now|[1-9] s ago)", updated), updated

@@ -43,7 +43,7 @@ def test_countdown_prequeue_start_and_draw(
     ada = person(width=390, height=844)
     ada.goto(f"{server.url}/rooms/{name}")
     expect(ada.get_by_role("heading", name="Not open yet")).to_be_visible()
-    expect(ada.locator("[data-countdown]").first).to_have_text(re.compile(r"\(\d+:\d\d\)"))
+    expect(ada.locator("[data-countdown]").first).to_have_text(re.compile(r"\(in \d+:\d\d\)"))
     assert ada.locator("#join").count() == 0
     shoot(ada, artifacts, "countdown")
     # the page asks again when the pre-queue opens, and offers it

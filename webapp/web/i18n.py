@@ -250,6 +250,8 @@ JS_STRINGS = {
     "secondsAgo": lazy_gettext("%(n)s s ago"),
     "minutesAgo": lazy_gettext("%(n)s min ago"),
     "around": lazy_gettext(" (around %(time)s your time)"),
+    # a drop's countdown beside its time (static/js/drop.js): "4:24 PM (in 2:47)"
+    "countdown": lazy_gettext(" (in %(time)s)"),
     "turnTitle": lazy_gettext("It's your turn! · %(room)s"),
     "turnGo": lazy_gettext("Taking you in… %(n)s"),
     "turnHidden": lazy_gettext("Come back to this tab to go in."),
