@@ -1,7 +1,8 @@
 /* A scheduled drop's countdowns (templates/_drop_when.html): each <span data-countdown
    datetime> beside a time shows what is left (" (in 1:02:03)", in the visitor's
-   language), once a second. At zero a join card (data-reload) asks the server again, which then offers the join; a waiting
-   page in the pre-queue checks in a moment after the start, so its place shows at once.
+   language), once a second. At zero a join card (data-reload) asks the server again,
+   which then offers the join; a waiting page in the pre-queue checks in a moment after
+   the start, so its place shows at once.
    Without JavaScript the time alone is shown, in UTC. A poll's new part is counted at
    once (not up to a second later, blank meanwhile), and every page ticks at the turn
    of the clock's second, so two pages of one browser never show times a second apart. */
