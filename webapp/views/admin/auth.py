@@ -118,7 +118,7 @@ def login_submit() -> ResponseReturnValue:
     response = redirect(safe_next(request.form.get("next")), 303)
     panel().log_in(current_app, session, name, response)
     give_device(response, name)  # its later logins are not held back by strangers'
-    log.info("admin %s logged in from %s", name, request.remote_addr)
+    log.info("%r logged in to the panel from %s", name, request.remote_addr)
     return response
 
 
