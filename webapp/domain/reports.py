@@ -142,7 +142,8 @@ class Reports:
                 continue
             t = record(raw)
             people.append(Participant(token, t.get("n", ""), t["st"], t["a"]))
-        return sorted(people, key=lambda p: p.since)
+        # ties (seated at once, as at a drop's start) by name: never an order that changes
+        return sorted(people, key=lambda p: (p.since, p.name.casefold(), p.token))
 
     def stats(self, room: str) -> dict[str, float]:
         """The room's statistics: counters as stored, and each event's decayed figures
