@@ -378,6 +378,17 @@ def test_participants_in_seating_order(rooms, clock, reports):
     assert [p.name for p in reports.participants(ROOM)] == ["Ada", "Bo"]
 
 
+def test_participants_seated_at_once_keep_one_order(rooms, clock, reports):
+    """Seated in the same second (a drop's start), they are listed by name, however
+    their seats' deadlines move with their check-ins."""
+    zed = rooms.join(ROOM, name="Zed")
+    rooms.join(ROOM, name="amy")
+    assert [p.name for p in reports.participants(ROOM)] == ["amy", "Zed"]
+    clock.advance(1)
+    rooms.check_in(ROOM, zed.token)  # Zed's seat now lasts longest
+    assert [p.name for p in reports.participants(ROOM)] == ["amy", "Zed"]
+
+
 def test_summaries(rooms, reports):
     """The room list gives seats taken, people waiting and status."""
     fill(rooms, 3)
