@@ -232,3 +232,47 @@ def test_the_gate_seats_no_more_than_capacity(redis_url: str) -> None:
         assert client.zcard(f"{prefix}:{{room:rush}}:line") == 0
         assert int(client.hget(f"{prefix}:{{room:rush}}:stats", "count:admitted")) == 10
         client.close()
+
+
+def present(url: str, held: str, start: Any, results: Any) -> None:
+    """One gate check with ``held`` from the moment ``start`` is set, on a connection of
+    its own (either worker): its status and the fresh pass it was handed, if any."""
+    try:
+        start.wait()
+        results.put(gate_check(url, held))
+    except BaseException:
+        results.put(traceback.format_exc())
+        raise
+
+
+def test_one_pass_shared_by_five_processes_renews_once(redis_url: str) -> None:
+    """Issue 29's one holder per pass, across processes and workers: one pass copied to
+    five clients, presented at once when its renewal is due. One gets 204 and a fresh
+    pass; four get 401; the seat is still held (nothing ended); then the copied pass is
+    refused and the fresh one passes."""
+    with e2e_server(redis_url, "e2e-gate-shared-pass.log") as server:
+        server.admin("shop", capacity=2, site_url="https://shop.example/",
+                     pass_renew_seconds=RENEW)  # fmt: skip
+        status, body = call(f"{server.url}/api/rooms/shop/join", "POST")
+        assert status == 200 and body["status"] == "admitted"
+        time.sleep(RENEW + 0.2)  # past half the pass's life: the next check renews it
+        context = multiprocessing.get_context("fork")
+        start, results = context.Event(), context.Queue()
+        gate_url = f"{server.url}/gate/shop"
+        clients = [
+            context.Process(target=present, args=(gate_url, body["pass"], start, results))
+            for _ in range(5)
+        ]
+        for process in clients:
+            process.start()
+        start.set()
+        answers = [results.get(timeout=120) for _ in clients]
+        for process in clients:
+            process.join(timeout=30)
+        assert not [a for a in answers if isinstance(a, str)], answers
+        assert sorted(status for status, _ in answers) == [204, 401, 401, 401, 401], answers
+        fresh = next(renewed for status, renewed in answers if status == 204)
+        assert fresh and fresh != body["pass"]
+        assert call(f"{server.url}/api/rooms/shop/qsize")[1]["active"] == 1
+        assert gate_check(f"{server.url}/gate/shop", body["pass"])[0] == 401
+        assert gate_check(f"{server.url}/gate/shop", fresh)[0] == 204
