@@ -13,6 +13,7 @@ from typing import Any
 from flask import Flask
 
 from webapp import config
+from webapp.infra import logs
 from webapp.redis.connection import redacted
 from webapp.services import build as build_services
 from webapp.web.flask_json import OrjsonProvider
@@ -37,7 +38,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     )
     config.load(app.config, test_config)
     app.json = OrjsonProvider(app)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logs.configure()
     if app.config["PROXY_COUNT"]:
         # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
         # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it.

@@ -221,7 +221,7 @@ def test_make_run_links_emails_to_its_own_address_and_starts_in_words(tmp_path):
         with urllib.request.urlopen(link, timeout=10) as page:
             assert page.status == 200
         started = run.output()
-    mailer = [line for line in started.splitlines() if re.match(r"\S+ \S+ mailer ", line)]
+    mailer = [line for line in started.splitlines() if re.search(r"\] mailer ", line)]
     ready = f"mailer ready: it sends the rooms' emails, with links to http://127.0.0.1:{run.port}"
     assert len([line for line in mailer if ready in line]) == 1, started
     assert not [line for line in mailer if re.search(r"\w+:\d+ started|Redis", line)], started

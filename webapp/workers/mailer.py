@@ -52,6 +52,7 @@ from webapp.domain.clock import Clock, clock_of
 from webapp.domain.mail import MailHealth, MailSettings, SmtpHealth, idempotency_key, message_id
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
+from webapp.infra import logs
 from webapp.redis.replies import record
 from webapp.redis.replies import text as _text
 from webapp.redis.replies import texts as _fields
@@ -409,7 +410,7 @@ def main() -> None:
     embedded Redis rather than start its own), and its services built the same way."""
     from webapp.services import build
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s mailer %(message)s")
+    logs.configure("mailer")
     settings = config.settings()
     config.resolve(settings, start_redis=False)
     services = build(settings)

@@ -38,6 +38,7 @@ from webapp.domain.webhooks import (
     headers,
     webhook_id,
 )
+from webapp.infra import logs
 from webapp.redis.replies import text, texts
 
 log = logging.getLogger("webapp.workers.webhooks")
@@ -282,7 +283,7 @@ def main() -> None:
     its own), its services built the same way."""
     from webapp.services import build
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s webhooks %(message)s")
+    logs.configure("webhooks")
     settings = config.settings()
     config.resolve(settings, start_redis=False)
     services = build(settings)
