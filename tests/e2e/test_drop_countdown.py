@@ -43,13 +43,24 @@ def test_the_prequeue_countdown_holds_through_polls(server: Any, room: Any, pers
     ada.evaluate(WATCH)
     time.sleep(8)  # polls come every few seconds
     assert ada.evaluate("window.gaps") == 0
-    for _ in range(3):  # the same second on both pages (a tick lasts 1 s: read mid-second)
-        ada.evaluate("new Promise(r => setTimeout(r, 1500 - Date.now() % 1000))")
-        mine = ada.locator("#line-status [data-countdown]").inner_text()
-        theirs = other.locator("#line-status [data-countdown]").inner_text()
+    for _ in range(3):  # the same second on both pages, each of three times
+        mine, theirs = read_together(ada, other)
         assert re.fullmatch(r" ?\(in \d+:\d\d\)", mine), mine
         assert mine == theirs
     updated = ada.locator("#line-status .updated").inner_text()
     assert re.fullmatch(r"Updated (just now|[1-9] s ago)", updated), updated
     shoot(ada, "drop-prequeue")
     assert errors == [], errors
+
+
+def read_together(ada: Any, other: Any, tries: int = 3) -> tuple[str, str]:
+    """Both tabs' countdowns, read mid-second (a tick lasts 1 s). A loaded machine can
+    run one tab's tick late, so a read that differs is made again, up to ``tries``
+    times: two pages a second apart by their own arithmetic differ at every read."""
+    for _ in range(tries):
+        ada.evaluate("new Promise(r => setTimeout(r, 1500 - Date.now() % 1000))")
+        mine = ada.locator("#line-status [data-countdown]").inner_text()
+        theirs = other.locator("#line-status [data-countdown]").inner_text()
+        if mine == theirs:
+            break
+    return mine, theirs

@@ -137,7 +137,7 @@ def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
         ]
         for process in workers:
             process.start()
-        outcomes = [results.get(timeout=300) for _ in workers]
+        outcomes = [results.get(timeout=600) for _ in workers]  # 30 s on a quiet machine
         failures = [o for o in outcomes if isinstance(o, str)]
         assert not failures, failures[0] + server.log.read_text()[-3000:]
         for process in workers:
@@ -176,12 +176,19 @@ def test_a_released_pass_is_refused_by_every_worker_within_a_second(redis_url: s
         status, _ = call(f"{server.url}/api/rooms/shop/release", "POST", held)
         assert status == 200
         released, seen = time.monotonic(), []
-        while time.monotonic() - released < 2.0:  # each new connection: either worker
+
+        def late() -> list[int]:
+            return [status for at, status in seen if at >= 1.0]
+
+        # each new connection: either worker; at least 2 s, and 20 checks after the
+        # first second (a loaded machine may answer few in a second)
+        while time.monotonic() - released < 2.0 or (
+            len(late()) < 20 and time.monotonic() - released < 30
+        ):
             status = call(f"{server.url}/gate/shop", token=held)[0]
             seen.append((time.monotonic() - released, status))
         assert {status for _, status in seen} <= {204, 401}
-        late = [status for at, status in seen if at >= 1.0]
-        assert len(late) >= 20 and set(late) == {401}, seen  # refused everywhere after 1 s
+        assert len(late()) >= 20 and set(late()) == {401}, seen  # refused everywhere after 1 s
 
 
 def without_a_pass(url: str, count: int, start: Any, results: Any) -> None:
