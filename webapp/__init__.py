@@ -39,15 +39,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     config.load(app.config, test_config)
     app.json = OrjsonProvider(app)
     logs.configure()
-    if app.config["PROXY_COUNT"]:
-        # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
-        # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it.
-        # Only from WEBAPP_TRUSTED_PROXIES: anyone else's forwarded headers are ignored.
-        app.wsgi_app = TrustedProxyFix(  # type: ignore[method-assign]
-            app.wsgi_app,
-            int(app.config["PROXY_COUNT"]),
-            trusted_networks(app.config["TRUSTED_PROXIES"]),
-        )
 
     config.resolve(app.config)  # the data directory, the secret, Redis: as the mailer does
     log.info("Redis: %s", redacted(app.config["REDIS_URL"]))
@@ -66,7 +57,16 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
-    lean.init_app(app, services)  # a live room's check-in without Flask (before the next)
+    lean.init_app(app, services)  # a live room's check-in and join without Flask
+    if app.config["PROXY_COUNT"]:
+        # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
+        # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it.
+        # Only from WEBAPP_TRUSTED_PROXIES: anyone else's forwarded headers are ignored.
+        app.wsgi_app = TrustedProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app,
+            int(app.config["PROXY_COUNT"]),
+            trusted_networks(app.config["TRUSTED_PROXIES"]),
+        )
     security.init_app(app, services.keys, exempt=[api.bp, admin_api.bp, gate.bp])  # tokens
     app.register_blueprint(extras.bp)  # room headings, clock times, the favicon
     ops.init_app(app)  # /healthz, /readyz

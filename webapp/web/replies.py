@@ -1,7 +1,7 @@
 """The JSON replies a place gets, built from the services alone (no request, no Flask):
 the API's join and position replies, a room's page in JSON mode (issue 30), and the
-status of a refusal or an outage. The Flask views answer with them, and so does the
-lean check-in outside Flask (``webapp.views.api.lean``), so both answer alike
+status of a refusal or an outage. The Flask views answer with them, and so do the
+lean check-in and join outside Flask (``webapp.views.api.lean``), so both answer alike
 (docs/api.md)."""
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from redis.exceptions import RedisError
 from webapp.domain import rooms as engine
 from webapp.domain.drops import Outlook, has_schedule, phase_at
 from webapp.domain.estimate import Estimate
+from webapp.domain.identity import IdentityInvalid, IdentityRequired
+from webapp.domain.join_limits import Throttled
 from webapp.domain.lobby import Standing
+from webapp.domain.refusals import NotOpenYet, SoldOut
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.domain.site_keys import SiteKeyNotFound, TooManySiteKeys
 from webapp.domain.tickets import Ticket, public_id
@@ -40,6 +43,23 @@ STATUS = {
 }
 
 
+# A 429's message by the limit that refused (a join's ``Throttled.scope``, or
+# flask-limiter's scope of a login limit; "": wrong admin credentials)
+THROTTLED = {
+    "": "too many wrong credentials from your address; please try again later",
+    "join-address": "too many joins from your address; please try again later",
+    "join-network": "too many joins from your network; please try again later",
+    "signup-address": "too many sign-ups from your address; please try again later",
+    "prequeue-address": "this address has made its most entries in the pre-queue; you "
+    "can join the line once the drop starts",
+    "prequeue-network": "this network has made its most entries in the pre-queue; you "
+    "can join the line once the drop starts",
+    "admin-account": "too many wrong passwords for this account; please try again later",
+    "admin-device": "too many wrong passwords from this browser; please try again later",
+    "admin-total": "too many wrong passwords; logins are paused, please try again later",
+}
+
+
 def room_refusal(error: engine.RoomError) -> tuple[int, dict[str, str]]:
     """A refusal's status (by its class or its nearest listed base: EntryNotFound is a
     TicketNotFound, 404) and headers (a refused join's Retry-After). Reads no request."""
@@ -48,6 +68,33 @@ def room_refusal(error: engine.RoomError) -> tuple[int, dict[str, str]]:
     if isinstance(error, engine.JoinRefused):
         headers["Retry-After"] = str(error.retry_after)
     return status, headers
+
+
+def join_refusal(
+    error: Exception, settings: RoomSettings
+) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+    """A refused join's JSON reply (status, body, headers), for the API's view and the
+    lean join alike; None for an error that is no refusal. The site's customer token
+    missing or bad: 401 naming the reason and the site to come from; a drop not open
+    yet: 409 with its times; sold out: 410; a limit: 429 with when to try again; any
+    other refusal by its status."""
+    if isinstance(error, IdentityInvalid | IdentityRequired):
+        said: dict[str, Any] = {"error": error.code, "message": str(error)}
+        site = settings.site_url
+        return 401, said | ({"site_url": site} if site else {}), {}
+    if isinstance(error, NotOpenYet):
+        times = {"prequeue_at": iso_text(settings.prequeue_at),
+                 "starts_at": iso_text(settings.starts_at)}  # fmt: skip
+        return 409, {"error": "not_open_yet", **times}, {}
+    if isinstance(error, SoldOut):
+        return 410, {"error": "sold_out"}, {}
+    if isinstance(error, engine.RoomError):
+        status, headers = room_refusal(error)
+        return status, {"error": str(error)}, headers
+    if isinstance(error, Throttled):
+        message = THROTTLED[error.scope]
+        return 429, {"error": message}, {"Retry-After": str(error.retry_after)}
+    return None
 
 
 def outage(method: str, path: str, error: RedisError) -> tuple[int, str, dict[str, str]]:

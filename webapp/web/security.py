@@ -24,6 +24,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from webapp.redis.keys import Keys
 from webapp.web.i18n import _
+from webapp.web.replies import THROTTLED
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -225,21 +226,6 @@ def throttled_scope(error: RateLimitExceeded) -> str:
     names its message in ``THROTTLED`` too.)"""
     scope = str(getattr(error.limit, "scope", "") or "")
     return scope if scope in THROTTLED else ""
-
-
-THROTTLED = {
-    "": "too many wrong credentials from your address; please try again later",
-    "join-address": "too many joins from your address; please try again later",
-    "join-network": "too many joins from your network; please try again later",
-    "signup-address": "too many sign-ups from your address; please try again later",
-    "prequeue-address": "this address has made its most entries in the pre-queue; you "
-    "can join the line once the drop starts",
-    "prequeue-network": "this network has made its most entries in the pre-queue; you "
-    "can join the line once the drop starts",
-    "admin-account": "too many wrong passwords for this account; please try again later",
-    "admin-device": "too many wrong passwords from this browser; please try again later",
-    "admin-total": "too many wrong passwords; logins are paused, please try again later",
-}
 
 
 def limits_storage_uri(redis_url: str) -> str:

@@ -1,5 +1,5 @@
 """The JSON API for visitors' apps and scripts (docs/api.md, /api/openapi.json), and its
-lean check-in (``lean``: a live room's position answered without Flask)."""
+lean path (``lean``: a live room's check-in and plain join answered without Flask)."""
 
 from __future__ import annotations
 

@@ -17,12 +17,13 @@ from webapp.domain.drops import PrequeueCapped
 from webapp.domain.estimate import Estimate
 from webapp.domain.identity import IdentityInvalid, IdentityRequired
 from webapp.domain.join_limits import Throttled
+from webapp.domain.settings import RoomSettings
 from webapp.views import services
 from webapp.views.shared.extras import room_about
 from webapp.views.shared.words import explain, wait_words
 from webapp.web.i18n import _, gone_reason
-from webapp.web.replies import outage, room_refusal
-from webapp.web.security import THROTTLED, throttled
+from webapp.web.replies import THROTTLED, join_refusal, outage, room_refusal
+from webapp.web.security import throttled
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +252,8 @@ def init_app(app: Flask) -> None:
         (``identity_invalid``, ``identity_required``) and the site to come from."""
         site = room_about((request.view_args or {}).get("room", "")).site_url
         if wants_json():
-            body = {"error": error.code, "message": str(error)}
-            return jsonify(body | ({"site_url": site} if site else {})), 401
+            status, body, _ = join_refusal(error, RoomSettings(site_url=site)) or (401, {}, {})
+            return jsonify(body), status
         return error_response(401, str(error), error=error, site_link=site)
 
     @app.errorhandler(RedisError)

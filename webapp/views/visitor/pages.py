@@ -22,7 +22,7 @@ from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid, Identity
 from webapp.domain.lobby import Place
 from webapp.domain.refusals import NotOpenYet, RoomClosed, SoldOut, TicketGone, TicketNotFound
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
-from webapp.domain.settings import RoomSettings, iso_text
+from webapp.domain.settings import RoomSettings
 from webapp.views import admission, lobby, visits
 from webapp.views.shared import own_page, passes, place, puzzle, session
 from webapp.views.shared.errors import asks_for_json
@@ -30,6 +30,7 @@ from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist
 from webapp.views.shared.words import explain
 from webapp.views.visitor.waitlist import signup_page
 from webapp.web.i18n import _
+from webapp.web.replies import join_refusal
 
 bp = Blueprint("pages", __name__)
 bp.after_request(own_page.room_headers)  # a site room's form-action; a room's own page
@@ -290,12 +291,8 @@ def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
     except RoomNotFound:
         settings = RoomSettings()
     if request.path.startswith("/api/"):
-        body = {
-            "error": "not_open_yet",
-            "prequeue_at": iso_text(settings.prequeue_at),
-            "starts_at": iso_text(settings.starts_at),
-        }
-        return jsonify(body), 409
+        status, body, _ = join_refusal(error, settings) or (409, {}, {})
+        return jsonify(body), status
     return place.join_card(room, 409)
 
 
@@ -303,5 +300,6 @@ def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
 def sold_out(error: SoldOut) -> ResponseReturnValue:
     """A join once the stock is gone: 410 ``sold_out``; the room's page says so."""
     if request.path.startswith("/api/"):
-        return jsonify(error="sold_out"), 410
+        status, body, _ = join_refusal(error, RoomSettings()) or (410, {}, {})
+        return jsonify(body), status
     return place.join_card((request.view_args or {}).get("room", ""), 410)
