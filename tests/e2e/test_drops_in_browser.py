@@ -41,6 +41,12 @@ def test_countdown_prequeue_start_and_draw(
     server.admin(name, prequeue_at=now + 600, starts_at=now + 1200)
     time.sleep(1.2)  # each worker reads a room's settings afresh every second
     ada = person(width=390, height=844)
+    # the lobby's card says when the pre-queue opens, and offers nothing to join yet
+    ada.goto(f"{server.url}/")
+    card = ada.locator("li.room-card").filter(has=ada.get_by_role("heading", name=name))
+    expect(card).to_contain_text("The pre-queue opens at")
+    assert ada.locator(f"#go-{name}").count() == 0
+    shoot(ada, artifacts, "lobby-card-before")
     ada.goto(f"{server.url}/rooms/{name}")
     expect(ada.get_by_role("heading", name="Not open yet")).to_be_visible()
     expect(ada.locator("[data-countdown]").first).to_have_text(re.compile(r"\(in \d+:\d\d\)"))
@@ -51,6 +57,10 @@ def test_countdown_prequeue_start_and_draw(
     time.sleep(1.2)
     ada.reload()  # counting down to the new time
     expect(ada.get_by_role("button", name="Join the pre-queue")).to_be_visible(timeout=15_000)
+    ada.goto(f"{server.url}/")  # the lobby's card offers the pre-queue too
+    expect(ada.locator(f"#go-{name}")).to_contain_text("Join the pre-queue")
+    shoot(ada, artifacts, "lobby-card-prequeue")
+    ada.goto(f"{server.url}/rooms/{name}")
     others = [server.api("POST", f"/api/rooms/{name}/join") for _ in range(4)]
     assert all(o["status"] == "prequeue" for o in others)
     visiting.enter(ada, server.url, name, "Ada")
