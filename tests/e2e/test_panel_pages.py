@@ -75,3 +75,22 @@ def test_the_panel_speaks_the_admins_time_zone(
     shoot(berliner, "panel-audit")
     assert serious(berliner) == []
     assert errors == [], errors
+
+
+def test_a_drops_panel_card_says_its_phase(panel_server: Server, berliner: Any) -> None:
+    """A room with a scheduled drop and stock: its panel page says where the schedule is
+    in words (before the pre-queue: nobody can join yet), its pre-queue, stock and sales;
+    no serious axe violation; photographed at 390 and 1280 px."""
+    name = f"e2e-drop{int(time.time() * 1000) % 10**8}"
+    now = int(time.time())
+    panel_server.admin(name, capacity=5, prequeue_at=now + 600, starts_at=now + 1200, stock=40)
+    errors = watched(berliner)
+    log_in(berliner, panel_server)
+    berliner.goto(f"{panel_server.url}/admin/rooms/{name}")
+    card = berliner.locator("section", has=berliner.get_by_role("heading", name="Scheduled drop"))
+    expect(card.locator("#drop-phase")).to_contain_text("before the pre-queue opens")
+    expect(card).to_contain_text("Stock left")
+    expect(card).to_contain_text("40")
+    shoot(berliner, "panel-drop")
+    assert serious(berliner) == []
+    assert errors == [], errors
