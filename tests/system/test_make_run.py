@@ -239,11 +239,25 @@ def test_a_mailer_without_a_public_url_says_so_once(tmp_path, redis_url):
         [sys.executable, "-m", "webapp.workers.mailer"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    try:
-        time.sleep(4)  # started, and a few rounds later
+    lines: list[str] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(raw.decode(errors="replace") for raw in mailer.stdout or ()),
+        daemon=True,
+    )
+    reader.start()
+    try:  # started (however long a loaded machine takes), then a few rounds later
+        deadline = time.monotonic() + 120
+        while not any("WEBAPP_PUBLIC_URL" in line for line in lines):
+            assert mailer.poll() is None and time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+        time.sleep(3)
     finally:
         mailer.terminate()
-        said = mailer.communicate(timeout=15)[0].decode()
+        mailer.wait(timeout=15)
+        reader.join(timeout=15)
+        if mailer.stdout is not None:
+            mailer.stdout.close()
+    said = "".join(lines)
     warned = [line for line in said.splitlines() if "WEBAPP_PUBLIC_URL" in line]
     assert len(warned) == 1, said
     assert "WEBAPP_PUBLIC_URL is not set" in warned[0]
