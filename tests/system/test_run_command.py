@@ -58,7 +58,7 @@ def start_app(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
          "webapp:create_app()"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # a loaded machine starts gunicorn slowly
     while time.monotonic() < deadline:
         try:
             request(f"http://127.0.0.1:{port}/api/rooms")
