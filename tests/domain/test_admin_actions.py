@@ -201,6 +201,24 @@ def test_accuracy_scores_the_wait_predicted_at_join(rooms, visits, reports, cloc
     assert score.in_range == 1.0
 
 
+def test_accuracy_reads_the_newest_admissions(rooms, visits, reports, clock, monkeypatch):
+    """Past the most it reads, the accuracy figures are the newest admissions', in the
+    order they came: of four scored, the last two (read at most 2)."""
+    monkeypatch.setattr("webapp.domain.reports.ACCURACY_READ", 2)
+    rooms.configure("hall", {"capacity": 1, "dropout_seconds": 600})
+    seated = rooms.join("hall").token
+    for predicted in (10.0, 20.0, 30.0, 40.0):
+        waiting = rooms.join("hall").token
+        rooms.predict("hall", waiting, predicted, predicted - 5, predicted + 5)
+        clock.advance(10)
+        visits.end("hall", seated)
+        assert rooms.check_in("hall", waiting).seated
+        seated = waiting
+    score = reports.accuracy("hall", clock.now, window=3600)
+    assert score.scored == 2
+    assert [wait for _, wait, _ in score.points] == [30.0, 40.0]
+
+
 def test_an_admin_lets_one_person_in_from_anywhere_in_line(rooms, visits):
     """Admit one: that person is offered a seat; someone not waiting is refused."""
     rooms.configure("hall", {"capacity": 2, "admission_mode": "manual"})

@@ -21,6 +21,7 @@ from webapp.redis.replies import record, text, texts
 
 PAGE = 50  # people per page of the line
 OFFER_LOOK = 20  # seats due soonest that offers() looks at (an offer's deadline is near)
+ACCURACY_READ = 5000  # admissions the accuracy figures read at most: the newest
 FIGURES = ("w", "s", "joined", "admitted", "ended_dropped", "ended_left")
 
 
@@ -386,11 +387,13 @@ class Reports:
         return out
 
     def accuracy(self, room: str, now: float, window: float) -> Accuracy:
-        """Predicted against actual waits of the admissions in the last ``window`` s."""
+        """Predicted against actual waits of the admissions in the last ``window`` s (the
+        newest ACCURACY_READ of them, oldest first)."""
         keys = self._keys(room)
         since_ms = int((now - window) * 1000)
         errors, inside, points = [], 0, []
-        for _id, fields in self.client.xrange(keys.accuracy, min=since_ms, count=5000):
+        newest = self.client.xrevrange(keys.accuracy, min=since_ms, count=ACCURACY_READ)
+        for _id, fields in reversed(newest):
             try:
                 wait, low, high = (float(x) for x in text(fields["predicted"]).split(",")[:3])
                 actual = float(fields["actual"])
