@@ -205,7 +205,10 @@ def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifa
     server.api("POST", f"/api/rooms/{name}/leave/{holder}")
     expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
     expect(bob).to_have_title(f"It's your turn! · {name}")
-    expect(bob.locator("#turn-left")).to_have_text(re.compile(r"0:0\d"))
+    # Offered by the sweep, the seat is held the check-in window (dropout_seconds, 10 s);
+    # found free by the page's own poll (a loaded machine's sweep came later), the poll
+    # claimed it, and it is held as a seat without a page (session_seconds, 10 min)
+    expect(bob.locator("#turn-left")).to_have_text(re.compile(r"^(0:(0\d|10)|9:\d\d|10:00)$"))
     shoot(bob, artifacts, "waiting-turn")
     problems += axe(bob, "your turn")
     bob.unroute(re.compile(r"/rooms/[^/]+$"))
