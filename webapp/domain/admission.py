@@ -84,6 +84,20 @@ class JoinPolicy:
         )
 
 
+MAX_IDEMPOTENCY_KEY = 128  # characters of an API client's Idempotency-Key
+
+
+def api_identity(key: str) -> str:
+    """An API client's identity to the engine from its Idempotency-Key header ("" for
+    none): the same key is the same place. InvalidInput for a key too long or not
+    printable."""
+    if len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise InvalidInput(
+            f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
+        )
+    return f"api:{key}" if key else ""
+
+
 @dataclass(frozen=True)
 class JoinRequest:
     """A join as the views hand it over, with nothing of HTTP left in it."""

@@ -33,9 +33,9 @@ from urllib.parse import parse_qsl
 
 from redis.exceptions import RedisError
 
-from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired
+from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired, api_identity
 from webapp.domain.join_limits import Throttled
-from webapp.domain.refusals import InvalidInput, RoomError
+from webapp.domain.refusals import RoomError
 from webapp.domain.rooms import clean_display_name
 from webapp.domain.tickets import valid_room_name
 from webapp.web import jsonio
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("webapp.views.shared.errors")  # where the Flask view's refusals log
 PREFIX = "/api/rooms/"
-MAX_IDEMPOTENCY_KEY = 128  # the API's own limit (``views/api/routes.py``)
 SMALL_BODY = 1024  # bytes: a join body larger than this goes to Flask (its size limits)
 PLAIN = frozenset({"name"})  # what a plain join's body may hold
 
@@ -113,15 +112,10 @@ class LeanApi:
     ) -> Iterable[bytes]:
         """As ``api.join`` answers a join of a live room whose body has a name at most."""
         try:
-            key = environ.get("HTTP_IDEMPOTENCY_KEY", "")
-            if len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
-                raise InvalidInput(
-                    f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
-                )
             joining = JoinRequest(
                 room,
                 address=environ.get("REMOTE_ADDR") or "",
-                identity=f"api:{key}" if key else "",
+                identity=api_identity(environ.get("HTTP_IDEMPOTENCY_KEY", "")),
                 name=clean_display_name(body.get("name")),
             )
             outcome = self.built.admission.join(joining)

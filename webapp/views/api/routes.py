@@ -10,7 +10,7 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired, SignedUp
+from webapp.domain.admission import Joined, JoinRequest, PuzzleRequired, SignedUp, api_identity
 from webapp.domain.challenge import MAX_PAYLOAD
 from webapp.domain.emails import MAX_EMAIL
 from webapp.domain.identity import MAX_IDENTITY_TOKEN
@@ -23,7 +23,6 @@ from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist
 from webapp.web.links import entry_language
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-MAX_IDEMPOTENCY_KEY = 128
 MAX_REF = 32  # characters of a referral code that are looked at
 
 
@@ -49,15 +48,10 @@ def join(room: str) -> ResponseReturnValue:
     """A join of any room (``Admission`` decides it); the reply is the place, the
     waitlist entry, or why not."""
     body = json_object(required=False)
-    key = request.headers.get("Idempotency-Key", "")
-    if len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
-        raise InvalidInput(
-            f"Idempotency-Key must be at most {MAX_IDEMPOTENCY_KEY} printable characters"
-        )
     joining = JoinRequest(
         room,
         address=request.remote_addr or "",
-        identity=f"api:{key}" if key else "",
+        identity=api_identity(request.headers.get("Idempotency-Key", "")),
         name=clean_display_name(body.get("name")),
         email=text_field(body, "email", MAX_EMAIL),
         lang=entry_language(),
