@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from flask import Flask, request
 
 from webapp import create_app
 
@@ -57,3 +58,21 @@ def make_room(client):
         return name
 
     return make
+
+
+def flask_requests(app: Flask) -> list[str]:
+    """The requests Flask's own handling sees from now on ("POST /path"; its
+    before-request hooks run), for tests of what the lean WSGI paths answer without it.
+    Call it before the app's first request."""
+    seen: list[str] = []
+
+    @app.before_request
+    def record() -> None:
+        seen.append(f"{request.method} {request.path}")
+
+    return seen
+
+
+@pytest.fixture
+def flask_saw(app: Flask) -> list[str]:
+    return flask_requests(app)

@@ -15,20 +15,6 @@ from webapp.views.api import routes as api
 ADMIN = {"Authorization": "Bearer test-admin-token"}
 
 
-@pytest.fixture
-def flask_saw(app: Flask) -> list[str]:
-    """The paths Flask's own request handling saw (its before-request hooks run)."""
-    seen: list[str] = []
-
-    @app.before_request
-    def record() -> None:
-        from flask import request
-
-        seen.append(f"{request.method} {request.path}")
-
-    return seen
-
-
 def compared(response: Any) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k not in ("Date",)}
 

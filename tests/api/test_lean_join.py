@@ -11,25 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from flask import Flask
 
-from tests.api.conftest import ADMIN, api_app
+from tests.api.conftest import ADMIN, api_app, flask_requests
 
 DRAWN = ("token", "support_code", "pass", "challenge", "shown")  # random, or from the clock
-
-
-@pytest.fixture
-def flask_saw(app: Flask) -> list[str]:
-    """The paths Flask's own request handling saw (its before-request hooks run)."""
-    seen: list[str] = []
-
-    @app.before_request
-    def record() -> None:
-        from flask import request
-
-        seen.append(f"{request.method} {request.path}")
-
-    return seen
 
 
 def twin_rooms(client: Any, **settings: Any) -> tuple[str, str]:
@@ -152,14 +137,7 @@ def test_the_join_limit_is_the_same_429(redis_url, r, clock, tmp_path) -> None:
     """Past the per-address limit: 429 with Retry-After, by the middleware and by Flask
     (each room counts its own joins)."""
     app = api_app(redis_url, clock, tmp_path, JOIN_LIMIT="1 per minute")
-    seen: list[str] = []
-
-    @app.before_request
-    def record() -> None:
-        from flask import request
-
-        seen.append(f"{request.method} {request.path}")
-
+    seen = flask_requests(app)
     client = app.test_client()
     twin_rooms(client, capacity=5)
     alike(*both(client, seen))
