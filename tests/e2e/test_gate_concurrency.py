@@ -58,13 +58,14 @@ def gate_check(url: str, held: str) -> tuple[int, str]:
             return error.code, ""
 
 
-def worker(base: str, tickets: list[tuple[str, str]], site_key: str, results: Any) -> None:
-    """``work``, whose failure is put on ``results`` too: the test then says what went
-    wrong at once rather than waiting for a result that never comes."""
+def reporting(job: Any, *args: Any) -> None:
+    """``job(*args)`` in a process of its own, ``args`` ending with the results queue,
+    whose failure is put on that queue too: the test then says what went wrong at once
+    rather than waiting for a result that never comes."""
     try:
-        work(base, tickets, site_key, results)
+        job(*args)
     except BaseException:
-        results.put(traceback.format_exc())
+        args[-1].put(traceback.format_exc())
         raise
 
 
@@ -132,7 +133,7 @@ def test_gate_checks_and_releases_at_once(redis_url: str) -> None:
         released = joined[:RELEASES]  # in line order; the last 25 are let in at the end
         shares = [released[i::PROCESSES] for i in range(PROCESSES)]
         workers = [
-            context.Process(target=worker, args=(server.url, share, site_key, results))
+            context.Process(target=reporting, args=(work, server.url, share, site_key, results))
             for share in shares
         ]
         for process in workers:
@@ -244,12 +245,8 @@ def test_the_gate_seats_no_more_than_capacity(redis_url: str) -> None:
 def present(url: str, held: str, start: Any, results: Any) -> None:
     """One gate check with ``held`` from the moment ``start`` is set, on a connection of
     its own (either worker): its status and the fresh pass it was handed, if any."""
-    try:
-        start.wait()
-        results.put(gate_check(url, held))
-    except BaseException:
-        results.put(traceback.format_exc())
-        raise
+    start.wait()
+    results.put(gate_check(url, held))
 
 
 def test_one_pass_shared_by_five_processes_renews_once(redis_url: str) -> None:
@@ -267,7 +264,9 @@ def test_one_pass_shared_by_five_processes_renews_once(redis_url: str) -> None:
         start, results = context.Event(), context.Queue()
         gate_url = f"{server.url}/gate/shop"
         clients = [
-            context.Process(target=present, args=(gate_url, body["pass"], start, results))
+            context.Process(
+                target=reporting, args=(present, gate_url, body["pass"], start, results)
+            )
             for _ in range(5)
         ]
         for process in clients:
