@@ -71,10 +71,10 @@ def room_refusal(error: engine.RoomError) -> tuple[int, dict[str, str]]:
 
 
 def join_refusal(
-    error: Exception, settings: RoomSettings
-) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+    error: engine.RoomError | Throttled, settings: RoomSettings
+) -> tuple[int, dict[str, Any], dict[str, str]]:
     """A refused join's JSON reply (status, body, headers), for the API's view and the
-    lean join alike; None for an error that is no refusal. The site's customer token
+    lean join alike. The site's customer token
     missing or bad: 401 naming the reason and the site to come from; a drop not open
     yet: 409 with its times; sold out: 410; a limit: 429 with when to try again; any
     other refusal by its status."""
@@ -88,13 +88,11 @@ def join_refusal(
         return 409, {"error": "not_open_yet", **times}, {}
     if isinstance(error, SoldOut):
         return 410, {"error": "sold_out"}, {}
-    if isinstance(error, engine.RoomError):
-        status, headers = room_refusal(error)
-        return status, {"error": str(error)}, headers
     if isinstance(error, Throttled):
         message = THROTTLED[error.scope]
         return 429, {"error": message}, {"Retry-After": str(error.retry_after)}
-    return None
+    status, headers = room_refusal(error)
+    return status, {"error": str(error)}, headers
 
 
 def outage(method: str, path: str, error: RedisError) -> tuple[int, str, dict[str, str]]:

@@ -124,7 +124,7 @@ class LeanApi:
                 log.warning("throttled %s on POST %s (%s)", environ.get("REMOTE_ADDR"),
                             environ.get("PATH_INFO", ""), error.scope)  # fmt: skip
             settings = self.built.lobby.settings(room)
-            status, answer, headers = join_refusal(error, settings) or (400, {}, {})
+            status, answer, headers = join_refusal(error, settings)
             return reply(start_response, status, answer, headers)
         except RedisError as error:
             self.built.metrics.redis_error()

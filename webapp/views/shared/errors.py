@@ -252,7 +252,7 @@ def init_app(app: Flask) -> None:
         (``identity_invalid``, ``identity_required``) and the site to come from."""
         site = room_about((request.view_args or {}).get("room", "")).site_url
         if wants_json():
-            status, body, _ = join_refusal(error, RoomSettings(site_url=site)) or (401, {}, {})
+            status, body, _ = join_refusal(error, RoomSettings(site_url=site))
             return jsonify(body), status
         return error_response(401, str(error), error=error, site_link=site)
 

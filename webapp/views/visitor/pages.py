@@ -291,7 +291,7 @@ def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
     except RoomNotFound:
         settings = RoomSettings()
     if request.path.startswith("/api/"):
-        status, body, _ = join_refusal(error, settings) or (409, {}, {})
+        status, body, _ = join_refusal(error, settings)
         return jsonify(body), status
     return place.join_card(room, 409)
 
@@ -300,6 +300,6 @@ def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
 def sold_out(error: SoldOut) -> ResponseReturnValue:
     """A join once the stock is gone: 410 ``sold_out``; the room's page says so."""
     if request.path.startswith("/api/"):
-        status, body, _ = join_refusal(error, RoomSettings()) or (410, {}, {})
+        status, body, _ = join_refusal(error, RoomSettings())
         return jsonify(body), status
     return place.join_card((request.view_args or {}).get("room", ""), 410)
