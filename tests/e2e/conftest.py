@@ -14,8 +14,13 @@ from typing import Any
 
 import pytest
 from gunicorn_app import ARTIFACTS, Server, e2e_server
+from playwright.sync_api import expect
 
 CHROMIUM = "/usr/bin/chromium"
+# An expectation waits as long as an action does (context.set_default_timeout below):
+# Playwright's 5 s is too short for a page that Chromium parses on a machine the whole
+# suite loads (CI saw a table half-parsed at 5 s). A claim that fails still fails.
+expect.set_options(timeout=15_000)
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
