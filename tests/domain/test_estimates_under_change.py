@@ -8,8 +8,7 @@ import pytest
 from building import lobby_of
 from busy import busy_room, turn_over
 
-from webapp.domain import calibration, estimate, pace
-from webapp.domain import lobby as lobby_module
+from webapp.domain import calibration, estimate, pace, room_cache
 from webapp.domain.rooms import predicted
 
 
@@ -95,7 +94,7 @@ def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clo
     assert len(found) == 25 and found[0] == (clock.now, 10.0, 5.0, pytest.approx(2500))
     lobby = lobby_of(rooms, refresh=0.0, monotonic=clock)
     high = calibration.SCALE_BOUNDS[1]
-    assert lobby.calibration("hall").scale == high
+    assert lobby.cache.calibration("hall", lobby.now()).scale == high
     mine = lobby.join("hall")
     assert mine.raw is not None and mine.model is not None
     assert mine.raw.wait == mine.model.wait
@@ -103,10 +102,10 @@ def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clo
     ticket = mine.ticket  # polls follow the model's range: as many check-ins as before
     assert mine.poll_after == estimate.poll_after(3600, ticket.position, mine.model, ticket.window)
     rooms.client.delete(rooms.room_keys("hall").accuracy)
-    clock.advance(lobby_module.RECORD_REFRESH - 1)
-    assert lobby.calibration("hall").scale == high  # kept by the process
+    clock.advance(room_cache.RECORD_REFRESH - 1)
+    assert lobby.cache.calibration("hall", lobby.now()).scale == high  # kept by the process
     clock.advance(1)
-    assert lobby.calibration("hall") == calibration.NONE
+    assert lobby.cache.calibration("hall", lobby.now()) == calibration.NONE
 
 
 def test_a_record_without_the_models_figures_calibrates_nothing(rooms, visits, lobby, clock):
@@ -121,7 +120,7 @@ def test_a_record_without_the_models_figures_calibrates_nothing(rooms, visits, l
         clock.advance(200)
         lobby.rooms.leave("hall", seated)
         seated = token
-    assert lobby.calibration("hall") == calibration.NONE
+    assert lobby.cache.calibration("hall", lobby.now()) == calibration.NONE
 
 
 def test_a_join_keeps_the_models_figures_for_the_record(rooms, visits, clock):

@@ -1,12 +1,10 @@
 """The lobby: the engine's answers with a wait estimate and a poll interval attached.
 
-Each process caches the settings and statistics of the rooms in use for ``refresh``
-seconds (the seed's local cache), so a check-in costs one script call and no extra
-reads. The cache holds only rooms that exist, at most ``size`` of them (least recently
-used first out), so made-up room names in URLs cannot grow it. Settings carry a version
-that every room script answers with: a reply newer than the cache refreshes it, and a
-join whose admission limit came from older settings is refused by the script and tried
-again, so an admin's change holds from the next request on every worker and host.
+A room's settings, statistics, rates and calibration come from the process's cache of
+them (``webapp.domain.room_cache.RoomCache``, ``Lobby.cache``), so a check-in costs one
+script call and no extra reads. A join whose admission limit came from older settings
+is refused by the script and tried again with the settings read afresh, so an admin's
+change holds from the next request on every worker and host.
 
 The figure shown to a visitor is smoothed (``estimate.smooth``) from the figure shown
 at their previous poll. That figure is carried by the client, not kept here, so any
@@ -15,22 +13,21 @@ of ``Standing.shown.dumps()``); without it the raw estimate is shown. Against it
 ``Standing.trend`` says whether the line has slowed down or sped up since. Estimates
 are made at the capacity the script answered with, so an admin's change of capacity
 counts from the next check-in, and shown with the room's calibration (its range set by
-its own record, ``webapp.domain.calibration``), read at most once per RECORD_REFRESH.
+its own record, ``webapp.domain.calibration``).
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webapp.domain import calibration, estimate, pace
+from webapp.domain import estimate
 from webapp.domain.announcer import Announcer
 from webapp.domain.drops import phase_at
 from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Reports
+from webapp.domain.room_cache import CACHE_SIZE, RoomCache
 from webapp.domain.rooms import (
     JoinRefused,
     QueueRejecting,
@@ -44,9 +41,6 @@ from webapp.domain.rooms import (
 )
 from webapp.domain.settings import RoomSettings
 
-CACHE_SIZE = 1024  # rooms whose figures a process keeps
-RECORD_REFRESH = 60.0  # seconds a room's accuracy record is kept before it is read again
-RECORD_WINDOW = 3600.0  # seconds: the record is the last hour's admissions
 JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
 SEAT_ONLY = -1  # most people ahead of a join that takes a seat at once or nothing
 
@@ -111,16 +105,6 @@ def schedule_phase(settings: RoomSettings, now: float) -> str:
 CARD_ORDER = {"open": 0, "paused": 1, "closed": 2}  # open rooms first, then by title
 
 
-class _Cached(NamedTuple):
-    at: float
-    settings: RoomSettings | None
-    version: int
-    stats: dict[str, float]
-    # capacity -> (the `now` they were worked out at, the rates): they change no faster
-    # than the statistics they come from, which are read once per ``refresh``
-    rates: dict[int, tuple[float, pace.Rates | None]]
-
-
 class Lobby:
     def __init__(
         self,
@@ -136,75 +120,25 @@ class Lobby:
         self.rooms = rooms
         self.reports = reports
         self.announcer = announcer
-        self.refresh = refresh
-        self.monotonic = monotonic
-        self.size = size
-        self._cache: OrderedDict[str, _Cached] = OrderedDict()
-        self._records: dict[str, tuple[float, bool]] = {}  # room -> (read at, poor)
-        # room -> (read at, the calibration measured on the room's record)
-        self._calibrations: dict[str, tuple[float, calibration.Calibration]] = {}
-        self._lock = threading.Lock()
+        self.cache = RoomCache(rooms, reports, refresh, monotonic, size)
 
-    def _room(self, room: str, version: int | None = None) -> _Cached:
-        """The room's cached figures, read again when older than ``refresh`` or than
-        the settings ``version`` a script just answered with."""
-        now = self.monotonic()
-        with self._lock:
-            cached = self._cache.get(room)
-            if cached is not None:
-                self._cache.move_to_end(room)
-        stale = version is not None and cached is not None and cached.version < version
-        if cached is None or stale or now - cached.at >= self.refresh:
-            settings, current = self.rooms.versioned_settings(room)
-            stats = self.reports.stats(room) if settings else {}
-            cached = _Cached(now, settings, current, stats, {})
-            with self._lock:
-                if settings is None:
-                    self._cache.pop(room, None)  # only rooms that exist are kept
-                else:
-                    self._cache[room] = cached
-                    self._cache.move_to_end(room)
-                    while len(self._cache) > self.size:
-                        self._cache.popitem(last=False)
-        return cached
+    def settings(self, room: str) -> RoomSettings:
+        """The room's settings from the cache (``RoomCache.settings``)."""
+        return self.cache.settings(room)
 
     def forget(self, room: str) -> None:
         """Drops the cached figures of a room (after an admin changed it)."""
-        with self._lock:
-            self._cache.pop(room, None)
-
-    def settings(self, room: str) -> RoomSettings:
-        settings = self._room(room).settings
-        if settings is None:
-            raise RoomNotFound(f"no room named {room!r}")
-        return settings
+        self.cache.forget(room)
 
     def cards(self) -> list[Card]:
         """Every room for the lobby: open first, then paused, then closed; by title."""
         found, now = [], self.now()
         for summary in self.reports.summaries():
-            settings = self._room(summary.name).settings
+            settings = self.cache.figures(summary.name).settings
             if settings is not None:
                 found.append(Card(summary, settings, schedule_phase(settings, now)))
         order = CARD_ORDER.get
         return sorted(found, key=lambda c: (order(c.summary.status, 3), c.title.casefold()))
-
-    def rates(self, room: str, now: float, capacity: int = 0) -> pace.Rates | None:
-        """The room's service and dropout rates from the cached statistics, at the
-        ``capacity`` a script just answered with (else the cached settings')."""
-        cached = self._room(room)
-        if cached.settings is None:
-            return None
-        seats = capacity or cached.settings.capacity
-        kept = cached.rates.get(seats)
-        if kept is not None and abs(now - kept[0]) < self.refresh:
-            return kept[1]
-        typical = cached.settings.typical_stay_seconds
-        rates = pace.limited(
-            pace.rates(cached.stats, now, seats, typical), cached.settings.admit_per_minute
-        )
-        cached.rates[seats] = (now, rates)
-        return rates
 
     def join(
         self,
@@ -243,12 +177,12 @@ class Lobby:
         limits: Counting = NO_LIMITS,
         seat_only: bool = False,
     ) -> Standing:
-        cached = self._room(room)
+        cached = self.cache.figures(room)
         settings = cached.settings
         max_ahead = SEAT_ONLY if seat_only else None
         rates = None  # only a room with a max_wait_seconds needs them before the join
         if not seat_only and settings is not None and settings.max_wait_seconds is not None:
-            rates = self.rates(room, self.now())
+            rates = self.cache.rates(room, self.now())
             max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
         version = cached.version if checked and settings is not None else None
         try:
@@ -273,7 +207,7 @@ class Lobby:
                 most.append(settings.max_line_length - 1)
             excess = refused.waiting - min(most, default=refused.waiting - 1)
             if rates is None:
-                rates = self.rates(room, self.now())
+                rates = self.cache.rates(room, self.now())
             refused.retry_after = estimate.retry_after(rates, excess)
             raise
         return self.standing(room, ticket)
@@ -285,7 +219,7 @@ class Lobby:
         return self.standing(room, ticket, shown)
 
     def standing(self, room: str, ticket: Ticket, shown: str | None = None) -> Standing:
-        cached = self._room(room, ticket.version)
+        cached = self.cache.figures(room, ticket.version)
         dropout = cached.settings.dropout_seconds if cached.settings else 30
         if ticket.seated:
             session = cached.settings.session_seconds if cached.settings else 600
@@ -293,7 +227,7 @@ class Lobby:
             return Standing(ticket, done, round(min(session / 3, 30.0), 1), done)
         method = cached.settings.queueing_method if cached.settings else "fifo"
         raw = None
-        rates = self.rates(room, ticket.now, ticket.capacity)
+        rates = self.cache.rates(room, ticket.now, ticket.capacity)
         moving = ticket.room_status != "paused" and rates is not None
         if method in ("random", "passthrough"):
             # no place-based wait: a draw (the chance of a seat soon), or a seat coming
@@ -305,7 +239,7 @@ class Lobby:
         model = None
         if moving and rates is not None:
             model = estimate.wait_for(rates, ticket.ahead, ticket.active)
-            raw = self.calibration(room).apply(model)
+            raw = self.cache.calibration(room, ticket.now).apply(model)
         # Polls follow the model's own range, as the check-in windows the scripts grant
         # do (windows.py): a range the record widened would multiply the check-ins.
         poll = estimate.poll_after(dropout, ticket.position, model, ticket.window)
@@ -316,40 +250,6 @@ class Lobby:
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
         return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method, model=model)
-
-    def calibration(self, room: str) -> calibration.Calibration:
-        """How the model's figures are shown in this room, measured on its record (the
-        newest admissions of the last hour, ``calibration.calibrate``), read at most
-        once per RECORD_REFRESH: a check-in costs no extra read."""
-        now = self.monotonic()
-        with self._lock:
-            known = self._calibrations.get(room)
-        if known is not None and now - known[0] < RECORD_REFRESH:
-            return known[1]
-        record = self.reports.scored(room, self.now(), RECORD_WINDOW, calibration.RECORD_COUNT)
-        found = calibration.calibrate(record)
-        with self._lock:
-            if len(self._calibrations) >= self.size:
-                self._calibrations.clear()
-            self._calibrations[room] = (now, found)
-        return found
-
-    def hard_to_predict(self, room: str) -> bool:
-        """Whether the room's estimates have been poor lately (``estimate.poor_record``
-        over the last hour's admissions), read at most once per RECORD_REFRESH: what
-        the waiting page's words follow."""
-        now = self.monotonic()
-        with self._lock:
-            known = self._records.get(room)
-        if known is not None and now - known[0] < RECORD_REFRESH:
-            return known[1]
-        record = self.reports.accuracy(room, self.now(), RECORD_WINDOW)
-        poor = estimate.poor_record(record.scored, record.median_error, record.in_range)
-        with self._lock:
-            if len(self._records) >= self.size:
-                self._records.clear()
-            self._records[room] = (now, poor)
-        return poor
 
     def place(self, room: str, token: str, shown: str | None = None) -> Place:
         """Where a ticket stands, for a page: a waiting ticket checks in (its place stays
@@ -393,10 +293,10 @@ class Lobby:
 
     def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
         """The wait a joiner would be told now, at the back of a line of ``waiting``."""
-        rates = self.rates(room, self.now())
+        rates = self.cache.rates(room, self.now())
         if rates is None:
             return None
-        return self.calibration(room).apply(estimate.wait_for(rates, waiting))
+        return self.cache.calibration(room, self.now()).apply(estimate.wait_for(rates, waiting))
 
     def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
         """Under random order: a joiner's chance of a seat soon, in a line of
@@ -404,13 +304,13 @@ class Lobby:
         unknown."""
         if self.settings(room).queueing_method != "random":
             return None
-        rates = self.rates(room, self.now())
+        rates = self.cache.rates(room, self.now())
         return None if rates is None else estimate.seat_chance(rates, waiting + 1)
 
     def basis(self, room: str) -> str | None:
         """What the room's estimates rest on now: "typical" (the admin's typical stay,
         nothing measured yet), "measured", or None (no estimate)."""
-        rates = self.rates(room, self.now())
+        rates = self.cache.rates(room, self.now())
         return None if rates is None else rates.basis
 
     def now(self) -> float:

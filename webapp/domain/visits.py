@@ -322,7 +322,7 @@ class Visits:
                 return
         except RoomNotFound:
             return
-        hint = windows.hint(self.lobby.rates(room, now))
+        hint = windows.hint(self.lobby.cache.rates(room, now))
         self.rooms.set_pace(room, "" if hint is None else hint.text(now + windows.HINT_VALID))
 
     # -- scheduled drops (webapp/domain/drops.py) --------------------------------

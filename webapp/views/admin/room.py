@@ -72,7 +72,7 @@ def live_context(room: str, waiting: int, page: int, query: str, now: float) -> 
     """A live room's line, the seats offered and taken, and how its estimates fare."""
     held = reports().seated(room)
     seated = [p for p in held if p.state != "offered"]
-    rates = lobby().rates(room, now)
+    rates = lobby().cache.rates(room, now)
     return {
         **line_context(room, page, query, now),
         "back": lobby().back_of_line(room, waiting),

@@ -37,7 +37,8 @@ def overview_context() -> dict[str, Any]:
     """Live rooms with their line, seats and wait; waitlists with their own figures."""
     now = lobby().now()
     found = reports().overview(now)
-    live = [(room, lobby().back_of_line(room.name, room.waiting), lobby().rates(room.name, now))
+    cache = lobby().cache
+    live = [(room, lobby().back_of_line(room.name, room.waiting), cache.rates(room.name, now))
             for room in found if room.settings.kind == "live"]  # fmt: skip
     waiting = [(room, waitlists().figures(room.name))
                for room in found if room.settings.kind == "waitlist"]  # fmt: skip

@@ -250,12 +250,13 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
     seen = request.args.get("seen", type=int)
     guess = standing.estimate
     settings = lobby().settings(room)
+    poor = guess is not None and lobby().cache.hard_to_predict(room, lobby().now())
     context = {
         "room": room,
         "ticket": ticket,
         "you": public_id(ticket.token),
         # the words follow how right the room's estimates have been lately
-        "wait": None if guess is None else wait_words(guess, poor=lobby().hard_to_predict(room)),
+        "wait": None if guess is None else wait_words(guess, poor=poor),
         "seconds": None if guess is None else round(guess.wait),
         "basis": standing.basis,
         "typical": settings.typical_stay_seconds,
