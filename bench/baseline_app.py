@@ -83,7 +83,7 @@ def create_app() -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 15, "max_message_size": 16384}
     sock = Sock(app)
 
-    @sock.route("/bare/ws")  # type: ignore[untyped-decorator]
+    @sock.route("/bare/ws")
     def bare_chat(ws: Any) -> None:
         with lock:
             if not relays:  # one subscriber per process, from the first socket on

@@ -365,7 +365,7 @@ class Bench:
         start, end = t0 + args.warm, t0 + args.warm + args.measure
         context = multiprocessing.get_context("fork")
         queue = context.Queue()
-        procs = []
+        procs, pids = [], []
         for p in range(args.processes):
             proc = context.Process(
                 target=generator,
@@ -373,11 +373,13 @@ class Bench:
                       args.hold, args.threads, p + 1, queue),
             )  # fmt: skip
             proc.start()
+            assert proc.pid is not None  # a started process has one
             procs.append(proc)
+            pids.append(proc.pid)
         time.sleep(max(start - time.monotonic(), 0))
-        before = (tree_cpu(self.pid), tree_cpu(self.redis_pid), [tree_cpu(p.pid) for p in procs])
+        before = (tree_cpu(self.pid), tree_cpu(self.redis_pid), [tree_cpu(p) for p in pids])
         time.sleep(max(end - time.monotonic(), 0))
-        after = (tree_cpu(self.pid), tree_cpu(self.redis_pid), [tree_cpu(p.pid) for p in procs])
+        after = (tree_cpu(self.pid), tree_cpu(self.redis_pid), [tree_cpu(p) for p in pids])
         seen = Seen()
         for _ in procs:
             seen.add(queue.get(timeout=args.measure + 60))

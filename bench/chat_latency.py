@@ -164,7 +164,7 @@ class Member:
         # No waiting for the server's close frame: the reader thread owns the reads.
         with contextlib.suppress(websocket.WebSocketException, OSError):
             self.ws.send_close()
-        self.ws.shutdown()  # type: ignore[no-untyped-call]
+        self.ws.shutdown()
 
 
 class BrowserMember:

@@ -48,6 +48,7 @@ from webapp.domain.drops import Drops  # noqa: E402
 from webapp.domain.rooms import WaitingRooms  # noqa: E402
 from webapp.domain.tickets import public_id  # noqa: E402
 from webapp.redis.keys import Keys  # noqa: E402
+from webapp.redis.replies import text  # noqa: E402
 from webapp.redis.scripts import Scripts  # noqa: E402
 
 LONGEST_GOAL_MS = 20.0  # no script holds Redis longer (issue 32)
@@ -177,12 +178,12 @@ def main() -> int:
         client.config_set("slowlog-log-slower-than", 10_000)
         drop_keys = KEYS.drop(DROP)
         state = client.hget(drop_keys.drop, "state")
-        seed = client.hget(drop_keys.drop, "seed").decode()
-        ids = [i.decode() for i in client.lrange(drop_keys.drawn, 0, -1)]
+        seed = text(client.hget(drop_keys.drop, "seed"))
+        ids = [text(i) for i in client.lrange(drop_keys.drawn, 0, -1)]
         in_order = ids == verify_draw(seed, map(public_id, tokens))
         quantiles = statistics.quantiles(latencies, n=100)
         longest = max(scripts)
-        print(f"draw {state.decode()}: {len(ids):,} placed, in the draw's order: "
+        print(f"draw {text(state)}: {len(ids):,} placed, in the draw's order: "
               f"{'yes' if in_order else 'NO'}; {len(scripts):,} script calls logged")  # fmt: skip
         print(f"longest script call: {longest:.1f} ms (goal <= {LONGEST_GOAL_MS:g} ms) "
               f"{verdict(longest, LONGEST_GOAL_MS)}")  # fmt: skip

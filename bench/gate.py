@@ -216,12 +216,12 @@ def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch
                     ungated = wrk(f"{front}/static/page", seconds, scratch)
                     gated = wrk(f"{front}/shop/page", seconds, scratch, cookie)
                     shares.append(gated.rps / ungated.rps)
-    ungated = results["ungated"][0].rps
+    ungated_rps = results["ungated"][0].rps
     print("\na page through nginx (docs/gate.md); half load: half of the row's full-load rate")
     print(f"{'page':<26} {'req/s':>8} {'ratio':>6} {'half: req/s':>12} {'p50 ms':>8} "
           f"{'p99 ms':>8} {'errors':>7}")  # fmt: skip
     for label, (full, half) in results.items():
-        print(f"{label:<26} {full.rps:>8.0f} {full.rps / ungated:>6.2f} {half.rps:>12.0f} "
+        print(f"{label:<26} {full.rps:>8.0f} {full.rps / ungated_rps:>6.2f} {half.rps:>12.0f} "
               f"{half.p50:>8.2f} {half.p99:>8.2f} {full.errors + half.errors:>7}")  # fmt: skip
     print(f"the cached gated page's share, three runs: {', '.join(f'{x:.2f}' for x in shares)}")
     return sorted(shares)[1]

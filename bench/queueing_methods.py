@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -26,8 +28,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from servers import start_redis  # noqa: E402
 
 from webapp.domain.draw import SeatDraw  # noqa: E402
+from webapp.domain.join_limits import NO_LIMITS  # noqa: E402
 from webapp.domain.reports import Reports  # noqa: E402
-from webapp.domain.rooms import WaitingRooms, new_ticket  # noqa: E402
+from webapp.domain.rooms import WaitingRooms  # noqa: E402
+from webapp.domain.tickets import Joiner, new_ticket  # noqa: E402
 from webapp.redis.keys import Keys  # noqa: E402
 from webapp.redis.scripts import Scripts  # noqa: E402
 
@@ -39,11 +43,13 @@ def line_of(rooms: WaitingRooms, room: str, people: int, method: str) -> None:
     rooms.configure(room, {"capacity": 1, "queueing_method": method, "dropout_seconds": 3600})
     rooms.join(room, identity="holder")
     for start in range(0, people, CHUNK):
-        joiners = []
+        joiners: list[Joiner] = []
         for i in range(start, min(start + CHUNK, people)):
             token, code = new_ticket()
-            joiners.append((token, f"p{i}", "", "", "", "", "", code))
-        rooms.join_many(room, joiners)
+            joiners.append((token, f"p{i}", "", "", "", "", "", code, NO_LIMITS))
+        for outcome in rooms.join_many(room, joiners):
+            if isinstance(outcome, Exception):  # a refused join would shorten the line
+                raise outcome
 
 
 def longest_ms(client: redis.Redis) -> float:
@@ -52,11 +58,11 @@ def longest_ms(client: redis.Redis) -> float:
     return max(calls, default=0.0)
 
 
-def measured(client: redis.Redis, call: object) -> tuple[float, float]:
+def measured(client: redis.Redis, call: Callable[[], object]) -> tuple[float, float]:
     """(wall ms, longest script ms) of ``call()``."""
     client.slowlog_reset()
     began = time.perf_counter()
-    call()  # type: ignore[operator]
+    call()
     return (time.perf_counter() - began) * 1000, longest_ms(client)
 
 
@@ -76,7 +82,7 @@ def main() -> None:
             room = f"room-{method}"
             line_of(rooms, room, people, method)
             wall, longest = measured(
-                client, lambda r=room: rooms.configure(r, {"capacity": 1 + FILL})
+                client, functools.partial(rooms.configure, room, {"capacity": 1 + FILL})
             )
             seats = client.zcard(rooms.keys.room(room).seats)
             draws = [SeatDraw.parse(a.detail) for a in Reports(rooms).audit(room, count=FILL)]

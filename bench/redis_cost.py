@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import redis
-from servers import HOST, run_bounded, start_redis
+from redis.typing import FieldT
+from servers import HOST, OPEN_JOIN_LIMITS, run_bounded, start_redis
 
 ADMIN = {"Authorization": "Bearer bench-admin-token-0123456789"}
 LONG = {"dropout_seconds": 3600, "session_seconds": 86400}
@@ -75,7 +76,9 @@ def bulk_line(client: redis.Redis, keys: Any, count: int, start: float) -> None:
     step = 10_000
     for first in range(0, count, step):
         pipe = client.pipeline(transaction=False)
-        line, checkin, tickets = {}, {}, {}
+        line: dict[str, int] = {}
+        checkin: dict[str, float] = {}
+        tickets: dict[FieldT, str] = {}
         for i in range(first, min(first + step, count)):
             token = f"bulk{i:09d}"
             seq = base + i + 1
@@ -106,6 +109,7 @@ class Bench:
                 "SECRET_KEY": "bench-secret-key",
                 "DATA_DIR": str(workdir / "data"),
                 "SWEEP_INTERVAL": 0,
+                **{k.removeprefix("WEBAPP_"): v for k, v in OPEN_JOIN_LIMITS.items()},
             }
         )
         stack.callback(self.app.extensions["services"].stop)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import multiprocessing
 import shutil
 import subprocess
@@ -58,7 +59,7 @@ def start_cluster(stack: contextlib.ExitStack, workdir: Path, nodes: int = 3) ->
         ]  # fmt: skip
         proc = spawn(argv, log)
         stack.callback(stop, proc)
-        wait_until(lambda port=port: redis_answers(port), proc, log)
+        wait_until(functools.partial(redis_answers, port), proc, log)
         ports.append(port)
     cli = str(Path(binary).with_name("redis-cli"))
     subprocess.run(
@@ -109,17 +110,17 @@ def drive(url: str, tokens: dict[str, list[str]], seconds: float, per_call: int,
         ]
         by_node.setdefault(where, []).extend(calls)
     nodes = []
-    for (host, port), calls in by_node.items():
+    for (host, port), node_calls in by_node.items():
         direct = redis.Redis(host=host, port=port)
-        nodes.append((direct, direct.register_script(checkin.text), calls))
+        nodes.append((direct, direct.register_script(checkin.text), node_calls))
     done, i = 0, 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         pipes = []
-        for direct, script, calls in nodes:
+        for direct, script, node_calls in nodes:
             pipe = direct.pipeline(transaction=False)
             for n in range(BATCH):
-                keys, args = calls[(i + n) % len(calls)]
+                keys, args = node_calls[(i + n) % len(node_calls)]
                 script(keys=keys, args=args, client=pipe)
             pipes.append(pipe)
         for pipe in pipes:

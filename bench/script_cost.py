@@ -71,8 +71,8 @@ def scenario(url: str, prefix: str, calls: int) -> dict[str, Callable[[int], Any
         from webapp.redis.scripts import Scripts
 
         rooms = WaitingRooms(client, Keys(prefix), Scripts(client))
-    else:
-        rooms = WaitingRooms(client, Keys(prefix))
+    else:  # an older tree (--against), from before it: no scripts parameter
+        rooms = WaitingRooms(client, Keys(prefix))  # type: ignore[call-arg]
     waitlists = Waitlists(rooms, secret="bench")
     n = calls + 1
 

@@ -30,8 +30,10 @@ import time
 from collections import Counter
 from functools import cache
 from pathlib import Path
+from typing import Any, cast
 
 import redis
+from redis.typing import FieldT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -58,6 +60,12 @@ def percentile(values: list[float], share: float) -> float:
 def address_of(i: int) -> str:
     """About 20 entries per address and 2,000 per /24: some sharing, as behind NATs."""
     return f"10.{(i // 50_000) % 250}.{(i // 2000) % 25}.{(i // 20) % 100 + 1}"
+
+
+def members(client: redis.Redis, key: str, start: int = 0, end: int = -1) -> list[str]:
+    """ZRANGE's members: the bench's client decodes replies, which redis-py's types do
+    not know."""
+    return cast(list[str], client.zrange(key, start, end))
 
 
 def scripted(client: redis.Redis, waitlists: Waitlists, count: int, rng: random.Random) -> None:
@@ -105,13 +113,17 @@ def bulk(
 ) -> None:
     """Entries ``first`` .. ``first + count - 1`` written directly, in the scripts' form."""
     wl = waitlists.keys.waitlist(ROOM)
-    sample = json.loads(client.hget(wl.entries, client.zrange(wl.line, 0, 0)[0]) or "{}")
+    sample = json.loads(client.hget(wl.entries, members(client, wl.line, 0, 0)[0]) or "{}")
     hashes = cache(waitlists._address_hashes)
     seq = int(client.get(wl.seq) or 0)
-    addresses: dict[str, int] = {}
+    addresses: dict[FieldT, int] = {}
     started = time.perf_counter()
     for start in range(first, first + count, BULK):
-        entries, emails, codes, line, ready = {}, {}, {}, {}, {}
+        entries: dict[FieldT, str] = {}
+        emails: dict[FieldT, str] = {}
+        codes: dict[FieldT, str] = {}
+        line: dict[str, float] = {}
+        ready: dict[str, float] = {}
         for i in range(start, min(start + BULK, first + count)):
             seq += 1
             entry = f"e{i:07d}{rng.getrandbits(40):010x}"
@@ -120,10 +132,12 @@ def bulk(
             credited = rng.randint(1, 5) if rng.random() < 0.1 else 0
             confirmed = rng.random() < 0.9
             email = f"person{i}@example.org"
-            record = {"n": f"P{i}", "em": email, "ek": email, "rc": code_of(i), "ok": confirmed,
-                      "p": 100 * credited, "seq": seq, "j": NOW, "st": "waiting",
-                      "rf": {"c": credited, "h": 0, "p": 0}, "ip": ip, "ac": addresses[ip],
-                      "net": network}  # fmt: skip
+            record: dict[str, Any] = {
+                "n": f"P{i}", "em": email, "ek": email, "rc": code_of(i), "ok": confirmed,
+                "p": 100 * credited, "seq": seq, "j": NOW, "st": "waiting",
+                "rf": {"c": credited, "h": 0, "p": 0}, "ip": ip, "ac": addresses[ip],
+                "net": network,
+            }  # fmt: skip
             entries[entry] = json.dumps(record, separators=(",", ":"))
             emails[email], codes[record["rc"]] = entry, entry
             line[entry] = priority_score(record["p"], seq)
@@ -190,7 +204,7 @@ def sweep_turn(rooms: WaitingRooms, waitlists: Waitlists, client: redis.Redis) -
     past), each with its replacement admitted, and 500 'nearly in' notices."""
     wl = waitlists.keys.waitlist(ROOM)
     rooms.configure(ROOM, {"notify_near": 500})
-    due = client.zrange(wl.unclaimed, 0, 99)
+    due = members(client, wl.unclaimed, 0, 99)
     client.zadd(wl.unclaimed, dict.fromkeys(due, 1))
     t0 = time.perf_counter()
     turn = waitlists.sweep_turn(ROOM)
@@ -241,7 +255,7 @@ def main() -> int:
         scripted(client, waitlists, first, rng)
         bulk(client, waitlists, first, options.entries - first, rng)
         built = time.perf_counter() - t0
-        ids = client.zrange(waitlists.keys.waitlist(ROOM).line, 0, -1)
+        ids = members(client, waitlists.keys.waitlist(ROOM).line)
         memory = client.info("memory")["used_memory"] / 2**20
         wl = waitlists.keys.waitlist(ROOM)
         print(
@@ -252,7 +266,7 @@ def main() -> int:
         report_reads("position reads", reads, client)
         for i in range(options.batches):
             admit_1000(rooms, client, f"bench-{i}", "admit 1,000")
-        kinds = Counter(fields["kind"] for _, fields in client.xrange(wl.outbox))
+        kinds = Counter(fields["kind"] for _, fields in client.xrange(wl.outbox) or [] if fields)
         print(f"outbox: {sum(kinds.values()):,} messages ({dict(sorted(kinds.items()))}: "
               "one per admission, one per scripted join)")  # fmt: skip
         sweep_turn(rooms, waitlists, client)

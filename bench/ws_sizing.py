@@ -112,6 +112,7 @@ class Drain(threading.Thread):
         self.bytes = 0
 
     def add(self, ws: websocket.WebSocket) -> None:
+        assert ws.sock is not None, "a connected socket"
         with self.lock:
             self.selector.register(ws.sock, selectors.EVENT_READ, ws)
 
