@@ -267,7 +267,7 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
     clock = SimClock()
     start = clock.now
     rooms = WaitingRooms(client, Keys(f"bench{seed}"), Scripts(client), clock=clock)
-    lobby = Lobby(rooms, Reports(rooms), refresh=1.0, monotonic=clock)
+    lobby = Lobby(rooms, Reports(rooms, refresh=1.0, monotonic=clock))
     settings = {
         "capacity": scenario.capacity,
         "dropout_seconds": scenario.dropout_seconds,
@@ -356,7 +356,7 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
                 rooms.predict(
                     ROOM, ticket.token, standing.raw.wait, low, high, (model.wait, model.spread)
                 )
-            stats = lobby.cache.figures(ROOM).stats
+            stats = lobby.reports.cache.figures(ROOM).stats
             predicted = new.predicted
             if standing.raw is not None:
                 predicted["ours"] = (standing.raw.wait, standing.raw.spread)
@@ -384,7 +384,7 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
                 visitor.offer = (float(record["a"]), int(record["c"]))
                 seated(visitor)
                 continue
-            stats = lobby.cache.figures(ROOM).stats
+            stats = lobby.reports.cache.figures(ROOM).stats
             if standing.shown is not None:
                 visitor.shown.setdefault("ours", []).append(standing.shown.wait)
                 visitor.carried = standing.shown.dumps()

@@ -39,16 +39,17 @@ def engine_at(url: str) -> WaitingRooms:
 
 
 def lobby_of(rooms: WaitingRooms, **options: Any) -> Lobby:
-    """A process's lobby over ``rooms`` (``options``: refresh, monotonic, size)."""
-    return Lobby(rooms, Reports(rooms), **options)
+    """A process's lobby over ``rooms`` (``options``: its cache's refresh, monotonic, size)."""
+    return Lobby(rooms, Reports(rooms, **options))
 
 
-def visits_of(rooms: WaitingRooms, publisher: Publisher, **lobby: Any) -> Visits:
-    """Visits over ``rooms``, telling ``publisher``, with collaborators of its own."""
-    reports = Reports(rooms)
+def visits_of(rooms: WaitingRooms, publisher: Publisher, **cache: Any) -> Visits:
+    """Visits over ``rooms``, telling ``publisher``, with collaborators of its own
+    (``cache``: their cache's refresh, monotonic, size)."""
+    reports = Reports(rooms, **cache)
     chats = Chats(rooms.client, rooms.keys, rooms.scripts)
     announcer = Announcer(publisher)
-    here = Lobby(rooms, reports, announcer=announcer, **lobby)
+    here = Lobby(rooms, reports, announcer=announcer)
     waitlists = Waitlists(rooms, secret=b"test secret")
     return Visits(rooms, reports, chats, announcer, here, waitlists)
 

@@ -128,12 +128,12 @@ def build(settings: Mapping[str, Any]) -> Services:
     rooms = WaitingRooms(
         client, keys, scripts, clock=clock, sweep_every=sweep_every, coalesce=bound + 1
     )
-    reports = Reports(rooms)
+    reports = Reports(rooms, refresh=settings["STATS_REFRESH"])
     chats = Chats(client, keys, scripts)
     hub = Hub(client, keys)
     relay = RoomRelay(hub, state=lambda room: room_state(reports, room))
     announcer = Announcer(relay)
-    lobby = Lobby(rooms, reports, refresh=settings["STATS_REFRESH"], announcer=announcer)
+    lobby = Lobby(rooms, reports, announcer=announcer)
     waitlists = Waitlists(rooms, secret=secret)
     revocations = Revocations(client, keys, hub, clock)
     visits = Visits(rooms, reports, chats, announcer, lobby, waitlists, revocations)
@@ -152,7 +152,6 @@ def build(settings: Mapping[str, Any]) -> Services:
     identities = Identities(client, keys)
     refusals = JoinRefusals(client, keys, scripts)
     admission = Admission(
-        lobby,
         reports,
         visits,
         waitlists,

@@ -32,8 +32,9 @@ def rooms(client: Any, keys: Keys, clock: Any) -> WaitingRooms:
 
 
 @pytest.fixture
-def reports(rooms: WaitingRooms) -> Reports:
-    return Reports(rooms)
+def reports(rooms: WaitingRooms, clock: Any) -> Reports:
+    """Statistics read afresh on every call, on the test's clock."""
+    return Reports(rooms, refresh=0.0, monotonic=clock)
 
 
 @pytest.fixture
@@ -48,9 +49,8 @@ def announcer(told: RecordingPublisher) -> Announcer:
 
 
 @pytest.fixture
-def lobby(rooms: WaitingRooms, reports: Reports, clock: Any, announcer: Announcer) -> Lobby:
-    """Statistics read afresh on every call, on the test's clock."""
-    return Lobby(rooms, reports, refresh=0.0, monotonic=clock, announcer=announcer)
+def lobby(rooms: WaitingRooms, reports: Reports, announcer: Announcer) -> Lobby:
+    return Lobby(rooms, reports, announcer=announcer)
 
 
 @pytest.fixture

@@ -257,8 +257,8 @@ def test_the_lobby_knows_a_room_whose_estimates_were_poor(rooms, visits, lobby, 
         clock.advance(120)
         visits.end("hall", seated)
         seated = token
-    assert lobby.cache.hard_to_predict("hall", lobby.now())
-    assert not lobby.cache.hard_to_predict("calm", lobby.now())
+    assert lobby.reports.cache.hard_to_predict("hall", lobby.reports.now())
+    assert not lobby.reports.cache.hard_to_predict("calm", lobby.reports.now())
 
 
 def test_history_counts_nothing_before_the_room_was_made(rooms, reports, clock):

@@ -94,7 +94,7 @@ def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clo
     assert len(found) == 25 and found[0] == (clock.now, 10.0, 5.0, pytest.approx(2500))
     lobby = lobby_of(rooms, refresh=0.0, monotonic=clock)
     high = calibration.SCALE_BOUNDS[1]
-    assert lobby.cache.calibration("hall", lobby.now()).scale == high
+    assert lobby.reports.cache.calibration("hall", lobby.reports.now()).scale == high
     mine = lobby.join("hall")
     assert mine.raw is not None and mine.model is not None
     assert mine.raw.wait == mine.model.wait
@@ -103,9 +103,11 @@ def test_a_room_whose_waits_strayed_widens_the_range(rooms, visits, reports, clo
     assert mine.poll_after == estimate.poll_after(3600, ticket.position, mine.model, ticket.window)
     rooms.client.delete(rooms.room_keys("hall").accuracy)
     clock.advance(room_cache.RECORD_REFRESH - 1)
-    assert lobby.cache.calibration("hall", lobby.now()).scale == high  # kept by the process
+    assert (
+        lobby.reports.cache.calibration("hall", lobby.reports.now()).scale == high
+    )  # kept by the process
     clock.advance(1)
-    assert lobby.cache.calibration("hall", lobby.now()) == calibration.NONE
+    assert lobby.reports.cache.calibration("hall", lobby.reports.now()) == calibration.NONE
 
 
 def test_a_record_without_the_models_figures_calibrates_nothing(rooms, visits, lobby, clock):
@@ -120,7 +122,7 @@ def test_a_record_without_the_models_figures_calibrates_nothing(rooms, visits, l
         clock.advance(200)
         lobby.rooms.leave("hall", seated)
         seated = token
-    assert lobby.cache.calibration("hall", lobby.now()) == calibration.NONE
+    assert lobby.reports.cache.calibration("hall", lobby.reports.now()) == calibration.NONE
 
 
 def test_a_join_keeps_the_models_figures_for_the_record(rooms, visits, clock):

@@ -101,7 +101,7 @@ def test_retry_after_is_the_time_for_the_line_to_shorten(rooms, lobby, clock, re
     assert reports.summary("busy").waiting == 4
     assert full.value.retry_after == 10
     rooms.configure("busy", {"max_line_length": 2})
-    lobby.forget("busy")
+    lobby.reports.cache.forget("busy")
     with pytest.raises(JoinRefused) as fuller:
         lobby.join("busy")
     assert fuller.value.retry_after == 30  # three of the four must go in first

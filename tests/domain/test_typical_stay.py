@@ -58,7 +58,7 @@ def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock, rep
     turn_over(rooms, clock, seated, hold=10, times=60)
     standing = lobby.check_in("busy", reports.participants("busy")[-1].token)
     assert standing.ticket.seated
-    rates = lobby.cache.rates("busy", clock.now)
+    rates = lobby.reports.cache.rates("busy", clock.now)
     assert rates is not None and rates.basis == "measured"
     measured = pace.rates(reports.stats("busy"), clock.now, 1)
     assert measured is not None

@@ -50,7 +50,7 @@ from webapp.domain.entries import Entry
 from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import NO_LIMITS, Counting, JoinLimits, Limit, network_of
 from webapp.domain.join_refusals import JoinRefusals, reason_of
-from webapp.domain.lobby import Lobby, Standing
+from webapp.domain.lobby import Standing
 from webapp.domain.refusals import InvalidInput, JoinRefused, KnownAddress, QueueRejecting
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
@@ -172,7 +172,6 @@ class Admission:
 
     def __init__(
         self,
-        lobby: Lobby,
         reports: Reports,
         visits: Visits,
         waitlists: Waitlists,
@@ -183,7 +182,6 @@ class Admission:
         clock: Callable[[], float],
         refusals: JoinRefusals | None = None,
     ) -> None:
-        self.lobby = lobby
         self.reports = reports
         self.visits = visits
         self.waitlists = waitlists
@@ -197,7 +195,7 @@ class Admission:
         self._no_seat: dict[str, float] = {}  # room -> until when it was found full
 
     def join(self, request: JoinRequest) -> Outcome:
-        settings = self.lobby.settings(request.room)
+        settings = self.reports.settings(request.room)
         if request.signup and settings.kind != "waitlist":
             raise NotAWaitlist(f"{request.room} is not a waitlist")
         taken = Taken()
@@ -319,12 +317,12 @@ class Admission:
 
     def challenge(self, room: str, settings: RoomSettings | None = None) -> dict[str, Any]:
         """A fresh puzzle of the room, at its cost now (under auto: the busier, the more)."""
-        settings = settings or self.lobby.settings(room)
+        settings = settings or self.reports.settings(room)
         return self.challenges.issue(room, self.challenges.cost(room, settings))
 
     def asks_puzzle(self, room: str) -> bool:
         """Whether a new join of ``room`` must carry a solved puzzle now."""
-        return self.challenges.needed(room, self.lobby.settings(room))
+        return self.challenges.needed(room, self.reports.settings(room))
 
     def _customer(self, room: str, settings: RoomSettings, request: JoinRequest) -> Customer | None:
         """The site's customer the join is for (its token used now), if the room takes

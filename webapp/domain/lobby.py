@@ -1,10 +1,11 @@
 """The lobby: the engine's answers with a wait estimate and a poll interval attached.
 
 A room's settings, statistics, rates and calibration come from the process's cache of
-them (``webapp.domain.room_cache.RoomCache``, ``Lobby.cache``), so a check-in costs one
-script call and no extra reads. A join whose admission limit came from older settings
-is refused by the script and tried again with the settings read afresh, so an admin's
-change holds from the next request on every worker and host.
+them (``Reports.cache``, a ``webapp.domain.room_cache.RoomCache``), so a check-in costs
+one script call and no extra reads. What is read without a change (the lobby's cards,
+the wait at the back of the line) is ``Reports``'. A join whose admission limit came
+from older settings is refused by the script and tried again with the settings read
+afresh, so an admin's change holds from the next request on every worker and host.
 
 The figure shown to a visitor is smoothed (``estimate.smooth``) from the figure shown
 at their previous poll. That figure is carried by the client, not kept here, so any
@@ -18,28 +19,22 @@ its own record, ``webapp.domain.calibration``).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import NamedTuple
 
 from webapp.domain import estimate
 from webapp.domain.announcer import Announcer
-from webapp.domain.drops import phase_at
 from webapp.domain.join_limits import NO_LIMITS, Counting
-from webapp.domain.reports import Reports
-from webapp.domain.room_cache import CACHE_SIZE, RoomCache
+from webapp.domain.reports import Ended, Reports
 from webapp.domain.rooms import (
     JoinRefused,
     QueueRejecting,
     RoomNotFound,
-    RoomSummary,
     SettingsChanged,
     Ticket,
     TicketGone,
     TicketNotFound,
     WaitingRooms,
 )
-from webapp.domain.settings import RoomSettings
 
 JOIN_TRIES = 3  # a join refused for stale settings reads them again and retries
 SEAT_ONLY = -1  # most people ahead of a join that takes a seat at once or nothing
@@ -60,17 +55,6 @@ class Standing(NamedTuple):
     model: estimate.Estimate | None = None  # the model's own, before the room's calibration
 
 
-class Ended(NamedTuple):
-    """A place or seat that ended, with what its holder may do next."""
-
-    room: str
-    why: str  # left removed dropped unclaimed grace session | deleted unknown replaced moved
-    exists: bool  # the room still exists
-    status: str  # the room's status now ('' when it is gone)
-    can_join: bool  # joining again makes sense: the room exists, is live, and is not closed
-    opens_at: int | None = None  # when a paused or closed room opens again, if announced
-
-
 class Place(NamedTuple):
     """One of a visitor's tickets as a page shows it: ``state`` is waiting (``standing``
     set), turn (a seat is offered: claim it by going in), seated (holds a seat), or ended
@@ -83,36 +67,11 @@ class Place(NamedTuple):
     ended: Ended | None = None
 
 
-class Card(NamedTuple):
-    """A room as the lobby lists it: its live figures and its (cached) settings."""
-
-    summary: RoomSummary
-    settings: RoomSettings
-    phase: str = "open"  # a scheduled drop's: before (its pre-queue not open), prequeue
-
-    @property
-    def title(self) -> str:
-        return self.settings.title or self.summary.name
-
-
-def schedule_phase(settings: RoomSettings, now: float) -> str:
-    """A drop's phase by the clock alone (no Redis read: the start is held by the sweep
-    within a second of its time): before, prequeue, open or ended."""
-    started = settings.starts_at is not None and now >= settings.starts_at
-    return phase_at(settings, now, "drawn" if started else "")
-
-
-CARD_ORDER = {"open": 0, "paused": 1, "closed": 2}  # open rooms first, then by title
-
-
 class Lobby:
     def __init__(
         self,
         rooms: WaitingRooms,
         reports: Reports,
-        refresh: float = 1.0,
-        monotonic: Callable[[], float] = time.monotonic,
-        size: int = CACHE_SIZE,
         announcer: Announcer | None = None,
     ) -> None:
         """``announcer``: told of every check-in's answer, whose upkeep may have changed
@@ -120,25 +79,7 @@ class Lobby:
         self.rooms = rooms
         self.reports = reports
         self.announcer = announcer
-        self.cache = RoomCache(rooms, reports, refresh, monotonic, size)
-
-    def settings(self, room: str) -> RoomSettings:
-        """The room's settings from the cache (``RoomCache.settings``)."""
-        return self.cache.settings(room)
-
-    def forget(self, room: str) -> None:
-        """Drops the cached figures of a room (after an admin changed it)."""
-        self.cache.forget(room)
-
-    def cards(self) -> list[Card]:
-        """Every room for the lobby: open first, then paused, then closed; by title."""
-        found, now = [], self.now()
-        for summary in self.reports.summaries():
-            settings = self.cache.figures(summary.name).settings
-            if settings is not None:
-                found.append(Card(summary, settings, schedule_phase(settings, now)))
-        order = CARD_ORDER.get
-        return sorted(found, key=lambda c: (order(c.summary.status, 3), c.title.casefold()))
+        self._cache = reports.cache
 
     def join(
         self,
@@ -160,7 +101,7 @@ class Lobby:
                     seat_only=seat_only,
                 )  # fmt: skip
             except SettingsChanged:
-                self.forget(room)
+                self._cache.forget(room)
         return self._join(
             room, identity, name, checked=False, email=email, lang=lang, limits=limits,
             seat_only=seat_only,
@@ -177,12 +118,12 @@ class Lobby:
         limits: Counting = NO_LIMITS,
         seat_only: bool = False,
     ) -> Standing:
-        cached = self.cache.figures(room)
+        cached = self._cache.figures(room)
         settings = cached.settings
         max_ahead = SEAT_ONLY if seat_only else None
         rates = None  # only a room with a max_wait_seconds needs them before the join
         if not seat_only and settings is not None and settings.max_wait_seconds is not None:
-            rates = self.cache.rates(room, self.now())
+            rates = self._cache.rates(room, self.reports.now())
             max_ahead = estimate.max_ahead_for(rates, settings.max_wait_seconds)
         version = cached.version if checked and settings is not None else None
         try:
@@ -207,7 +148,7 @@ class Lobby:
                 most.append(settings.max_line_length - 1)
             excess = refused.waiting - min(most, default=refused.waiting - 1)
             if rates is None:
-                rates = self.cache.rates(room, self.now())
+                rates = self._cache.rates(room, self.reports.now())
             refused.retry_after = estimate.retry_after(rates, excess)
             raise
         return self.standing(room, ticket)
@@ -219,7 +160,7 @@ class Lobby:
         return self.standing(room, ticket, shown)
 
     def standing(self, room: str, ticket: Ticket, shown: str | None = None) -> Standing:
-        cached = self.cache.figures(room, ticket.version)
+        cached = self._cache.figures(room, ticket.version)
         dropout = cached.settings.dropout_seconds if cached.settings else 30
         if ticket.seated:
             session = cached.settings.session_seconds if cached.settings else 600
@@ -227,7 +168,7 @@ class Lobby:
             return Standing(ticket, done, round(min(session / 3, 30.0), 1), done)
         method = cached.settings.queueing_method if cached.settings else "fifo"
         raw = None
-        rates = self.cache.rates(room, ticket.now, ticket.capacity)
+        rates = self._cache.rates(room, ticket.now, ticket.capacity)
         moving = ticket.room_status != "paused" and rates is not None
         if method in ("random", "passthrough"):
             # no place-based wait: a draw (the chance of a seat soon), or a seat coming
@@ -239,7 +180,7 @@ class Lobby:
         model = None
         if moving and rates is not None:
             model = estimate.wait_for(rates, ticket.ahead, ticket.active)
-            raw = self.cache.calibration(room, ticket.now).apply(model)
+            raw = self._cache.calibration(room, ticket.now).apply(model)
         # Polls follow the model's own range, as the check-in windows the scripts grant
         # do (windows.py): a range the record widened would multiply the check-ins.
         poll = estimate.poll_after(dropout, ticket.position, model, ticket.window)
@@ -259,60 +200,21 @@ class Lobby:
         state = self.reports.ticket_state(room, token)
         if state in ("offered", "admitted"):
             deadline = self.reports.seat_deadline(room, token)
-            if deadline is not None and deadline > self.now():
+            if deadline is not None and deadline > self.reports.now():
                 return self._seat(room, state, deadline)
         try:
             standing = self.check_in(room, token, shown)
         except TicketGone as gone:
-            return Place(room, "ended", ended=self.ended(room, gone.why))
+            return Place(room, "ended", ended=self.reports.ended(room, gone.why))
         except TicketNotFound:
-            return Place(room, "ended", ended=self.ended(room, "unknown"))
+            return Place(room, "ended", ended=self.reports.ended(room, "unknown"))
         except RoomNotFound:
-            return Place(room, "ended", ended=self.ended(room, "deleted"))
+            return Place(room, "ended", ended=self.reports.ended(room, "deleted"))
         if standing.ticket.seated:  # this check-in claimed an offered seat
             deadline = self.reports.seat_deadline(room, token)
-            return self._seat(room, "offered", deadline or self.now())
+            return self._seat(room, "offered", deadline or self.reports.now())
         return Place(room, "waiting", standing)
 
     def _seat(self, room: str, state: str, deadline: float) -> Place:
         kind = "turn" if state == "offered" else "seated"
-        return Place(room, kind, left=max(deadline - self.now(), 0.0))
-
-    def ended(self, room: str, why: str) -> Ended:
-        """What a visitor whose ticket ended for ``why`` may do next (fresh settings: the
-        room may be gone or closed since)."""
-        settings = self.rooms.find_settings(room)
-        if settings is None:
-            return Ended(room, "deleted" if why == "unknown" else why, False, "", False)
-        can_join = settings.status != "closed" and settings.kind == "live"
-        if why == "sold_out":  # a drop's: again once stock is back
-            can_join = can_join and (settings.stock is None or settings.stock > 0)
-        elif why == "event_ended":
-            can_join = can_join and (settings.ends_at is None or self.now() < settings.ends_at)
-        return Ended(room, why, True, settings.status, can_join, settings.opens_at)
-
-    def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
-        """The wait a joiner would be told now, at the back of a line of ``waiting``."""
-        rates = self.cache.rates(room, self.now())
-        if rates is None:
-            return None
-        return self.cache.calibration(room, self.now()).apply(estimate.wait_for(rates, waiting))
-
-    def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
-        """Under random order: a joiner's chance of a seat soon, in a line of
-        ``waiting`` and themselves; None under any other order or while the pace is
-        unknown."""
-        if self.settings(room).queueing_method != "random":
-            return None
-        rates = self.cache.rates(room, self.now())
-        return None if rates is None else estimate.seat_chance(rates, waiting + 1)
-
-    def basis(self, room: str) -> str | None:
-        """What the room's estimates rest on now: "typical" (the admin's typical stay,
-        nothing measured yet), "measured", or None (no estimate)."""
-        rates = self.cache.rates(room, self.now())
-        return None if rates is None else rates.basis
-
-    def now(self) -> float:
-        """Wall-clock seconds, on the process's one clock."""
-        return self.rooms.clock()
+        return Place(room, kind, left=max(deadline - self.reports.now(), 0.0))

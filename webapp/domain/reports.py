@@ -1,19 +1,30 @@
 """Every read of a room, in one place: its figures and who is seated (the room's page
-and its sockets), a ticket's record, the statistics behind the wait estimates, and
-what the admin panel and the admin API read (the line a page at a time, a ticket by
-support code, the audit log, the per-minute history behind the charts, how right the
-wait estimates were). Reads only; every change goes through ``Visits``. No Flask here."""
+and its sockets), a ticket's record, the statistics behind the wait estimates, what a
+joiner would be told (the lobby's cards, the wait at the back of the line, what a
+place that ended may do next), and what the admin panel and the admin API read (the
+line a page at a time, a ticket by support code, the audit log, the per-minute history
+behind the charts, how right the wait estimates were). Reads only; every change goes
+through ``Visits``, every join through ``Admission``. No Flask here.
+
+One meaning per name: ``settings`` is the process's cached copy (``cache``, a
+``RoomCache``: at most ``refresh`` seconds old, and raises RoomNotFound), what a
+visitor's request reads; ``find_settings`` is the stored one or None, what the panel
+shows after an admin's change. Every other read is fresh."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from webapp.domain import estimate
 from webapp.domain.calibration import Scored
+from webapp.domain.drops import phase_at
 from webapp.domain.identity import customer_of
 from webapp.domain.refusals import RoomNotFound
+from webapp.domain.room_cache import CACHE_SIZE, RoomCache
 from webapp.domain.rooms import WaitingRooms
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import Participant, RoomSummary, valid_room_name
@@ -23,6 +34,7 @@ PAGE = 50  # people per page of the line
 OFFER_LOOK = 20  # seats due soonest that offers() looks at (an offer's deadline is near)
 ACCURACY_READ = 5000  # admissions the accuracy figures read at most: the newest
 FIGURES = ("w", "s", "joined", "admitted", "ended_dropped", "ended_left")
+CARD_ORDER = {"open": 0, "paused": 1, "closed": 2}  # open rooms first, then by title
 
 
 class Person(NamedTuple):
@@ -85,11 +97,53 @@ class Overview(NamedTuple):
     notice: str
 
 
+class Ended(NamedTuple):
+    """A place or seat that ended, with what its holder may do next."""
+
+    room: str
+    why: str  # left removed dropped unclaimed grace session | deleted unknown replaced moved
+    exists: bool  # the room still exists
+    status: str  # the room's status now ('' when it is gone)
+    can_join: bool  # joining again makes sense: the room exists, is live, and is not closed
+    opens_at: int | None = None  # when a paused or closed room opens again, if announced
+
+
+class Card(NamedTuple):
+    """A room as the lobby lists it: its live figures and its (cached) settings."""
+
+    summary: RoomSummary
+    settings: RoomSettings
+    phase: str = "open"  # a scheduled drop's: before (its pre-queue not open), prequeue
+
+    @property
+    def title(self) -> str:
+        return self.settings.title or self.summary.name
+
+
+def schedule_phase(settings: RoomSettings, now: float) -> str:
+    """A drop's phase by the clock alone (no Redis read: the start is held by the sweep
+    within a second of its time): before, prequeue, open or ended."""
+    started = settings.starts_at is not None and now >= settings.starts_at
+    return phase_at(settings, now, "drawn" if started else "")
+
+
 class Reports:
-    def __init__(self, rooms: WaitingRooms) -> None:
+    def __init__(
+        self,
+        rooms: WaitingRooms,
+        refresh: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+        size: int = CACHE_SIZE,
+    ) -> None:
+        """``refresh``, ``monotonic``, ``size``: the cache's (``RoomCache``)."""
         self.rooms = rooms
         self.client = rooms.client
         self.keys = rooms.keys
+        self.cache = RoomCache(rooms, self, refresh, monotonic, size)
+
+    def now(self) -> float:
+        """Wall-clock seconds, on the process's one clock."""
+        return self.rooms.clock()
 
     def _keys(self, room: str) -> Any:
         if not valid_room_name(room):
@@ -100,6 +154,24 @@ class Reports:
 
     def names(self) -> list[str]:
         return self.rooms.names()
+
+    def settings(self, room: str) -> RoomSettings:
+        """The room's cached settings (``RoomCache.settings``); RoomNotFound if none."""
+        return self.cache.settings(room)
+
+    def forget(self, room: str) -> None:
+        """Drops the cached figures of a room (after an admin changed it)."""
+        self.cache.forget(room)
+
+    def cards(self) -> list[Card]:
+        """Every room for the lobby: open first, then paused, then closed; by title."""
+        found, now = [], self.now()
+        for summary in self.summaries():
+            settings = self.cache.figures(summary.name).settings
+            if settings is not None:
+                found.append(Card(summary, settings, schedule_phase(settings, now)))
+        order = CARD_ORDER.get
+        return sorted(found, key=lambda c: (order(c.summary.status, 3), c.title.casefold()))
 
     def find_settings(self, room: str) -> RoomSettings | None:
         """The room's settings as stored now, not a worker's cached copy (the panel
@@ -452,6 +524,43 @@ class Reports:
                 )
             )
         return out
+
+    # -- what a joiner would be told (from the cache, no extra read) -----------------
+
+    def ended(self, room: str, why: str) -> Ended:
+        """What a visitor whose ticket ended for ``why`` may do next (fresh settings: the
+        room may be gone or closed since)."""
+        settings = self.find_settings(room)
+        if settings is None:
+            return Ended(room, "deleted" if why == "unknown" else why, False, "", False)
+        can_join = settings.status != "closed" and settings.kind == "live"
+        if why == "sold_out":  # a drop's: again once stock is back
+            can_join = can_join and (settings.stock is None or settings.stock > 0)
+        elif why == "event_ended":
+            can_join = can_join and (settings.ends_at is None or self.now() < settings.ends_at)
+        return Ended(room, why, True, settings.status, can_join, settings.opens_at)
+
+    def back_of_line(self, room: str, waiting: int) -> estimate.Estimate | None:
+        """The wait a joiner would be told now, at the back of a line of ``waiting``."""
+        rates = self.cache.rates(room, self.now())
+        if rates is None:
+            return None
+        return self.cache.calibration(room, self.now()).apply(estimate.wait_for(rates, waiting))
+
+    def chance_at_back(self, room: str, waiting: int) -> estimate.SeatChance | None:
+        """Under random order: a joiner's chance of a seat soon, in a line of
+        ``waiting`` and themselves; None under any other order or while the pace is
+        unknown."""
+        if self.settings(room).queueing_method != "random":
+            return None
+        rates = self.cache.rates(room, self.now())
+        return None if rates is None else estimate.seat_chance(rates, waiting + 1)
+
+    def basis(self, room: str) -> str | None:
+        """What the room's estimates rest on now: "typical" (the admin's typical stay,
+        nothing measured yet), "measured", or None (no estimate)."""
+        rates = self.cache.rates(room, self.now())
+        return None if rates is None else rates.basis
 
 
 def _since(person: Person) -> float:

@@ -10,7 +10,7 @@ answers with: a reply newer than the cache reads them again (``figures(room, ver
 so an admin's change holds from the next request on every worker and host. A room's
 record (its last hour's admissions) is read at most once per RECORD_REFRESH.
 
-Reads only: what happens to a room or a person is the engine's (``WaitingRooms``)."""
+A named part of ``Reports``, the one read service (``Reports.cache``): reads only."""
 
 from __future__ import annotations
 
@@ -18,12 +18,15 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from webapp.domain import calibration, estimate, pace
-from webapp.domain.reports import Reports
-from webapp.domain.rooms import RoomNotFound, WaitingRooms
+from webapp.domain.refusals import RoomNotFound
 from webapp.domain.settings import RoomSettings
+
+if TYPE_CHECKING:  # Reports holds the cache it reads for
+    from webapp.domain.reports import Reports
+    from webapp.domain.rooms import WaitingRooms
 
 CACHE_SIZE = 1024  # rooms whose figures a process keeps
 RECORD_REFRESH = 60.0  # seconds a room's accuracy record is kept before it is read again

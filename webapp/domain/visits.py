@@ -80,7 +80,7 @@ class Visits:
         if has_schedule(settings) or settings.stock is not None:
             # a drop's seed is committed at once; a new start after a drop, a new draw
             self.drops.tick(room, rescheduled=bool({"prequeue_at", "starts_at"} & set(changes)))
-        self.lobby.forget(room)
+        self.reports.cache.forget(room)
         self.announcer.changed(room)
         return settings
 
@@ -94,7 +94,7 @@ class Visits:
         False if there was no such room."""
         self._revoke(room, ROOM)  # before the settings go: every pass of the room
         deleted = self.rooms.delete(room)
-        self.lobby.forget(room)
+        self.reports.cache.forget(room)
         self.announcer.forget(room)
         if not deleted:
             return False
@@ -180,11 +180,11 @@ class Visits:
         if self.revocations is None:
             return
         try:
-            settings = self.lobby.settings(room)
+            settings = self.reports.settings(room)
         except RoomNotFound:
             return
         if settings.site_url:
-            self.revocations.revoke(room, subject, settings.pass_renew_seconds, self.lobby.now())
+            self.revocations.revoke(room, subject, settings.pass_renew_seconds, self.reports.now())
 
     def renew(self, room: str, token: str) -> Ticket:
         """A site room's visitor is still on the site (the gate renews a pass past half
@@ -311,18 +311,18 @@ class Visits:
         the room's check-in windows are granted from (``webapp.domain.windows``): from
         the measured pace, valid for ``HINT_VALID`` seconds, so windows fall back to
         ``dropout_seconds`` when no sweep keeps it."""
-        now = self.lobby.now()
+        now = self.reports.now()
         if now - self._paced.get(room, -math.inf) < windows.HINT_EVERY:
             return
         self._paced[room] = now
         if len(self._paced) > PACED_ROOMS:
             self._paced.clear()
         try:
-            if self.lobby.settings(room).kind != "live":
+            if self.reports.settings(room).kind != "live":
                 return
         except RoomNotFound:
             return
-        hint = windows.hint(self.lobby.cache.rates(room, now))
+        hint = windows.hint(self.reports.cache.rates(room, now))
         self.rooms.set_pace(room, "" if hint is None else hint.text(now + windows.HINT_VALID))
 
     # -- scheduled drops (webapp/domain/drops.py) --------------------------------
@@ -332,14 +332,14 @@ class Visits:
         start when due, the tickets a sell-out or the end clears). Others pay nothing
         but this process's cached settings."""
         try:
-            settings = self.lobby.settings(room)
+            settings = self.reports.settings(room)
         except RoomNotFound:
             return 0
         if settings.kind != "live" or not (has_schedule(settings) or settings.stock is not None):
             return 0
         tick = self.drops.tick(room)
         if tick.drawn > 0 or tick.ended > 0:
-            self.lobby.forget(room)
+            self.reports.cache.forget(room)
             return tick.ended + max(tick.drawn, 0) + 1
         return 0
 
@@ -348,7 +348,7 @@ class Visits:
         drawn; -1 if the draw was held already (a second start does nothing)."""
         drawn = self.drops.start(room, who=who)
         if drawn >= 0:
-            self.lobby.forget(room)
+            self.reports.cache.forget(room)
             self.announcer.changed(room)
         return drawn
 
@@ -372,7 +372,7 @@ class Visits:
             return
         if report.ended:
             self.drops.tick(room)  # the rest of a long line, in batches
-        self.lobby.forget(room)
+        self.reports.cache.forget(room)
         self.announcer.changed(room)
 
     def tidy_chat(self, room: str) -> int:

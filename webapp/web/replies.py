@@ -176,7 +176,7 @@ def drop_view(
         return None
     drops = built.visits.drops
     state = drops.state(room)
-    phase = phase_at(settings, built.lobby.now(), state)
+    phase = phase_at(settings, built.reports.now(), state)
     in_prequeue = ticket is not None and ticket.state == "waiting" and ticket.position == 0
     # (a start placing the pre-queue has some of it still to place: they see it)
     prequeued = drops.prequeued(room) if phase == "prequeue" or in_prequeue else 0
@@ -207,7 +207,7 @@ def standing_fields(built: Services, room: str, ticket: Ticket) -> dict[str, Any
     """What a join or position reply of the JSON API adds for a drop: the status
     ``prequeue`` (no position yet, the start time, how many are in the pre-queue),
     the draw id, the stock left and whether it likely sells out before this turn."""
-    drop = drop_view(built, room, built.lobby.settings(room), ticket)
+    drop = drop_view(built, room, built.reports.settings(room), ticket)
     if drop is None:
         return {}
     fields: dict[str, Any] = {"stock_left": None, "likely_sold_out": False}
@@ -229,7 +229,7 @@ def standing_fields(built: Services, room: str, ticket: Ticket) -> dict[str, Any
 
 def site_pass(built: Services, room: str, ticket: Ticket) -> dict[str, str]:
     """A seated ticket of a site room, in the JSON API: its pass and the site."""
-    settings = built.lobby.settings(room)
+    settings = built.reports.settings(room)
     if not settings.site_url:
         return {}
     fresh = built.seat_passes.hand(room, ticket.token, settings.pass_renew_seconds, built.clock())

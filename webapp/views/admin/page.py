@@ -13,7 +13,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain import page_template
 from webapp.domain.estimate import Estimate
 from webapp.domain.settings import BY_NAME, InvalidSetting, RoomSettings
-from webapp.views import lobby, visits
+from webapp.views import reports, visits
 from webapp.views.admin.auth import login_required
 from webapp.views.admin.form import changes_in_words
 from webapp.views.admin.panel import existing, panel_blueprint, who
@@ -103,7 +103,7 @@ def sample(room: str, settings: RoomSettings) -> dict[str, page_template.Value]:
         status="open",
         guess=Estimate(SAMPLE["wait"], SAMPLE["spread"] ** 2),
         poll=SAMPLE["poll"],
-        now=lobby().now(),
+        now=reports().now(),
         support_code="K7Q2XM",
         settings=settings,
         next_url=settings.site_url,

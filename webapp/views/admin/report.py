@@ -14,7 +14,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.join_refusals import REASONS
 from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.room_report import RoomReport
-from webapp.views import lobby, reports, room_reports
+from webapp.views import reports, room_reports
 from webapp.views.admin.auth import login_required
 from webapp.views.admin.panel import missing, panel_blueprint, zone
 from webapp.views.admin.words import ENDED_WHY, REFUSED_WHY
@@ -32,7 +32,7 @@ def report(room: str) -> ResponseReturnValue:
     settings = reports().find_settings(room)
     if settings is None:
         return missing(room)
-    found = room_reports().report(room, lobby().now())
+    found = room_reports().report(room, reports().now())
     page = render_template(
         "admin/report.html", room=room, settings=settings, report=found,
         charts=report_charts(found, zone()), ended_why=ENDED_WHY, refused_why=REFUSED_WHY,
@@ -101,7 +101,7 @@ def wait_series(
 def report_export(room: str) -> ResponseReturnValue:
     if reports().find_settings(room) is None:
         return missing(room)
-    found = room_reports().report(room, lobby().now())
+    found = room_reports().report(room, reports().now())
     return csv_download(f"report-{room}.csv", COLUMNS, csv_rows(found, zone()))
 
 

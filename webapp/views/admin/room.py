@@ -17,7 +17,7 @@ from flask.typing import ResponseReturnValue
 from webapp.domain.reports import PAGE, Person
 from webapp.domain.settings import KINDS
 from webapp.domain.site_keys import NewSiteKey
-from webapp.views import lobby, reports, site_keys, waitlists
+from webapp.views import reports, site_keys, waitlists
 from webapp.views.admin.charts import accuracy, history_charts
 from webapp.views.admin.form import fields, posted_fields
 from webapp.views.admin.panel import missing, zone
@@ -44,7 +44,7 @@ def room_page(
     summary = reports().summary(room)
     if settings is None or summary is None:
         return missing(room)
-    now = lobby().now()
+    now = reports().now()
     form = form or {}
     context = {
         "room": room,
@@ -72,10 +72,10 @@ def live_context(room: str, waiting: int, page: int, query: str, now: float) -> 
     """A live room's line, the seats offered and taken, and how its estimates fare."""
     held = reports().seated(room)
     seated = [p for p in held if p.state != "offered"]
-    rates = lobby().cache.rates(room, now)
+    rates = reports().cache.rates(room, now)
     return {
         **line_context(room, page, query, now),
-        "back": lobby().back_of_line(room, waiting),
+        "back": reports().back_of_line(room, waiting),
         "basis": None if rates is None else rates.basis,
         "rates": rates,
         "overdue": reports().overdue(room, now),
@@ -83,7 +83,7 @@ def live_context(room: str, waiting: int, page: int, query: str, now: float) -> 
         "seated": seated[:SEATED_SHOWN],
         "seated_total": len(seated),
         "accuracy": accuracy(room, now),
-        **panel_figures(room, lobby().settings(room)),  # a scheduled drop's
+        **panel_figures(room, reports().settings(room)),  # a scheduled drop's
     }
 
 
@@ -97,7 +97,7 @@ def waitlist_context(room: str) -> dict[str, Any]:
 
 def line_context(room: str, page: int, query: str, now: float | None = None) -> dict[str, Any]:
     """A page of the line (50 people), or the people matching ``query``."""
-    now = lobby().now() if now is None else now
+    now = reports().now() if now is None else now
     if query:
         people = reports().search(room, query)
         return {"room": room, "people": people, "total": len(people), "page": 1,

@@ -13,7 +13,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.rooms import InvalidInput, valid_room_name
 from webapp.domain.settings import BY_NAME, KINDS
-from webapp.views import lobby, reports, visits, waitlists
+from webapp.views import reports, visits, waitlists
 from webapp.views.admin.auth import login_required
 from webapp.views.admin.form import fields, posted_fields, problem, read_form
 from webapp.views.admin.panel import existing, is_partial, missing, panel_blueprint, who, zone
@@ -35,10 +35,10 @@ def overview() -> ResponseReturnValue:
 
 def overview_context() -> dict[str, Any]:
     """Live rooms with their line, seats and wait; waitlists with their own figures."""
-    now = lobby().now()
+    now = reports().now()
     found = reports().overview(now)
-    cache = lobby().cache
-    live = [(room, lobby().back_of_line(room.name, room.waiting), cache.rates(room.name, now))
+    cache = reports().cache
+    live = [(room, reports().back_of_line(room.name, room.waiting), cache.rates(room.name, now))
             for room in found if room.settings.kind == "live"]  # fmt: skip
     waiting = [(room, waitlists().figures(room.name))
                for room in found if room.settings.kind == "waitlist"]  # fmt: skip

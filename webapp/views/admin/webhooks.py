@@ -11,7 +11,7 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from webapp.domain.webhooks import EVENT_TYPES, Endpoint, InvalidEndpoint
-from webapp.views import lobby, webhooks
+from webapp.views import reports, webhooks
 from webapp.views.admin.auth import login_required
 from webapp.views.admin.panel import panel_blueprint
 
@@ -61,7 +61,7 @@ def endpoint_page(endpoint_id: str, status: int = 200, secret: str = "") -> Resp
         abort(404)
     deliveries = webhooks().deliveries(endpoint_id)
     page = render_template("admin/webhook.html", endpoint=found, secret=secret,
-                           deliveries=deliveries, now=lobby().now())  # fmt: skip
+                           deliveries=deliveries, now=reports().now())  # fmt: skip
     return page, status, NO_STORE if secret else {}
 
 

@@ -16,7 +16,7 @@ from webapp.domain.drops import MAX_SOLD, checked_request_id
 from webapp.domain.reports import AuditEntry
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound
 from webapp.domain.site_keys import SiteKeyNotFound
-from webapp.views import lobby, reports, site_keys, visits
+from webapp.views import reports, site_keys, visits
 from webapp.views.shared.admin import (
     MAX_ADMIT,
     MAX_REQUEST_ID,
@@ -74,8 +74,8 @@ def query_number(name: str, low: int, high: int, default: int) -> int:
 def list_rooms() -> ResponseReturnValue:
     """Every room with its settings and figures."""
     out = []
-    for room in reports().overview(lobby().now()):
-        back = lobby().back_of_line(room.name, room.waiting)
+    for room in reports().overview(reports().now()):
+        back = reports().back_of_line(room.name, room.waiting)
         out.append(
             {
                 "name": room.name,
@@ -244,7 +244,7 @@ def make_site_key(room: str) -> ResponseReturnValue:
     label = body.get("label", "")
     if not isinstance(label, str):
         raise InvalidInput("label must be text")
-    made = site_keys().make(room, label, lobby().now(), who=WHO)
+    made = site_keys().make(room, label, reports().now(), who=WHO)
     return jsonify(id=made.id, key=made.key, label=made.label, created=made.created), 201
 
 
@@ -261,6 +261,6 @@ def list_site_keys(room: str) -> ResponseReturnValue:
 @admin_only
 def revoke_site_key(room: str, key_id: str) -> ResponseReturnValue:
     """Ends a site key at once (404 if the room has no live key of that id)."""
-    if not site_keys().revoke(room, key_id[:64], lobby().now(), who=WHO):
+    if not site_keys().revoke(room, key_id[:64], reports().now(), who=WHO):
         raise SiteKeyNotFound("this room has no live site key of that id")
     return "", 204

@@ -83,7 +83,7 @@ class LeanApi:
         if not (room.isascii() and valid_room_name(room)):
             return False
         try:
-            return self.built.lobby.settings(room).kind == "live"
+            return self.built.reports.settings(room).kind == "live"
         except (RoomError, RedisError):  # Flask says so, in the visitor's terms
             return False
 
@@ -123,7 +123,7 @@ class LeanApi:
             if isinstance(error, Throttled):  # as the Flask view's handler logs it
                 log.warning("throttled %s on POST %s (%s)", environ.get("REMOTE_ADDR"),
                             environ.get("PATH_INFO", ""), error.scope)  # fmt: skip
-            settings = self.built.lobby.settings(room)
+            settings = self.built.reports.settings(room)
             status, answer, headers = join_refusal(error, settings)
             return reply(start_response, status, answer, headers)
         except RedisError as error:

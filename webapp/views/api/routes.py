@@ -86,7 +86,7 @@ def position(room: str, token: str) -> ResponseReturnValue:
     # `shown`: the figure this client showed last (the previous reply's "shown"), so
     # the new one moves smoothly from it; optional, and anything unparsable is ignored.
     shown = request.args.get("shown")
-    if lobby().settings(room).kind == "waitlist":
+    if reports().settings(room).kind == "waitlist":
         return waitlist_json(room, waitlist_entry(room, token))
     return standing_json(lobby().check_in(room, token, shown=shown), room)
 
@@ -100,7 +100,7 @@ def leave(room: str, token: str) -> ResponseReturnValue:
 @bp.get("/rooms/<room>/draw")
 def drop_draw(room: str) -> ResponseReturnValue:
     """A scheduled drop's draw: the commitment, and once drawn the seed and its size."""
-    if lobby().settings(room).kind != "live":
+    if reports().settings(room).kind != "live":
         raise RoomNotFound(f"room {room!r} has no scheduled drop")
     return jsonify(draw_json(room))
 

@@ -49,7 +49,7 @@ class FreshGate:
         self.revocations = built.revocations
         self.clock = built.clock
         self.metrics = built.metrics
-        self.lobby = built.lobby
+        self.reports = built.reports
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -86,7 +86,7 @@ class FreshGate:
         if not uri:
             return False
         try:
-            settings = self.lobby.settings(room)
+            settings = self.reports.settings(room)
         except RoomNotFound:
             return False
         return bool(settings.bypass_paths) and bypasses(settings.bypass_paths, uri)

@@ -27,7 +27,7 @@ from webapp.domain.rooms import (
     valid_room_name,
 )
 from webapp.domain.site_keys import looks_like_site_key
-from webapp.views import admission, lobby, passes, services, site_keys, visits
+from webapp.views import admission, passes, reports, services, site_keys, visits
 from webapp.views.gate.fresh import VISITOR, bearer_of, pass_in
 from webapp.views.shared.json_body import json_object, whole_number
 from webapp.views.shared.passes import MAX_NEXT, asked_by_a_visitor, set_pass
@@ -64,7 +64,7 @@ def check(room: str) -> ResponseReturnValue:
     if held.fresh(now):
         built.metrics.gate("fresh")
         return "", 204, {VISITOR: held.subject}
-    renew_seconds = lobby().settings(room).pass_renew_seconds
+    renew_seconds = reports().settings(room).pass_renew_seconds
     # the seat's pass rotated and its check-in, in one script call (Visits.renew_pass)
     fresh = built.seat_passes.renewed(
         room, held, renew_seconds, now,
@@ -87,7 +87,7 @@ def straight_in(room: str) -> ResponseReturnValue:
     if not asked_by_a_visitor(("document", "empty")):  # a favicon takes no seat
         return refused(room)
     try:
-        settings = lobby().settings(room)
+        settings = reports().settings(room)
         if not settings.site_url:
             return refused(room)
         joining = JoinRequest(room, address=request.remote_addr or "", seat_only=True)

@@ -17,7 +17,7 @@ from webapp.domain.drops import DrawRecord, phase_at
 from webapp.domain.refusals import RoomNotFound
 from webapp.domain.settings import RoomSettings, iso_text
 from webapp.domain.tickets import public_id
-from webapp.views import lobby, visits
+from webapp.views import reports, visits
 from webapp.views.shared import session
 from webapp.web.replies import applies
 
@@ -33,7 +33,7 @@ def panel_figures(room: str, settings: RoomSettings) -> dict[str, Any]:
     drops = visits().drops
     record = drops.draw(room)
     left, sold, admissions = drops.stock(room)
-    phase = phase_at(settings, lobby().now(), record.state)
+    phase = phase_at(settings, reports().now(), record.state)
     return {
         "drop": {
             "phase": "sold_out" if left is not None and left <= 0 else phase,
@@ -51,7 +51,7 @@ def room_status(room: str, status: str) -> str:
     """A room's status as the API lists it: sold_out once its stock is gone (from the
     cached settings: a stock report changes their version)."""
     try:
-        stock = lobby().settings(room).stock
+        stock = reports().settings(room).stock
     except RoomNotFound:
         return status
     return "sold_out" if stock is not None and stock <= 0 else status

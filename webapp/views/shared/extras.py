@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from flask_babel import format_date, format_time
 
 from webapp.domain.rooms import RoomNotFound
-from webapp.views import lobby
+from webapp.views import reports
 from webapp.views.shared.words import duration
 from webapp.web.i18n import _
 
@@ -32,7 +32,7 @@ def room_about(room: str) -> About:
     """A room's title (its address when it has none) and description, from the cached
     settings; a room that is gone is shown by its address."""
     try:
-        settings = lobby().settings(room)
+        settings = reports().settings(room)
     except RoomNotFound:
         return About(room, "", None)
     return About(settings.title or room, settings.description, settings.opens_at, settings.site_url)
@@ -45,7 +45,7 @@ def line_order(room: str | None) -> str:
     if room is None:
         return _("Live rooms let people in first come, first served.")
     try:
-        settings = lobby().settings(room)
+        settings = reports().settings(room)
     except RoomNotFound:
         return _("Live rooms let people in first come, first served.")
     if settings.kind == "waitlist" and settings.ordering == "priority":

@@ -23,7 +23,7 @@ from webapp.domain.drops import Outlook
 from webapp.domain.estimate import Estimate
 from webapp.domain.rooms import RoomError
 from webapp.domain.settings import RoomSettings, origins_in
-from webapp.views import lobby
+from webapp.views import reports
 from webapp.views.shared.words import duration, wait_words
 from webapp.web.i18n import _, current_language
 from webapp.web.replies import DropView
@@ -154,7 +154,7 @@ def room_headers(response: Response) -> Response:
     room = (request.view_args or {}).get("room")
     if room and response.mimetype == "text/html" and response.status_code < 500:
         with contextlib.suppress(RoomError, RedisError):
-            settings = lobby().settings(room)
+            settings = reports().settings(room)
             parts = urlsplit(settings.site_url)
             origin = f"{parts.scheme}://{parts.netloc}"
             site = origin if parts.netloc and ORIGIN.fullmatch(origin) else ""

@@ -12,7 +12,7 @@ from flask import current_app, request, session
 from werkzeug.wrappers import Response
 
 from webapp.domain.passes import cookie_name
-from webapp.views import lobby, services
+from webapp.views import reports, services
 from webapp.web.local_paths import is_local_path
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ MAX_NEXT = 2000  # characters of the original request's path kept in the waiting
 def give_pass(response: Response, room: str, token: str) -> None:
     """A fresh pass for the holder of ``token``'s seat (the seat's one pass from now
     on), in the room's pass cookie; none if the ticket has ended."""
-    renew_seconds = lobby().settings(room).pass_renew_seconds
+    renew_seconds = reports().settings(room).pass_renew_seconds
     fresh = services().seat_passes.hand(room, token, renew_seconds, services().clock())
     if fresh is not None:
         set_pass(response, room, fresh)

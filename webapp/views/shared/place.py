@@ -75,7 +75,7 @@ def poll(room: str, token: str) -> ResponseReturnValue:
         # htmx shows the moment, then goes in; a page without JavaScript goes in at once
         # (its reloads are 5 s apart: the offer may not outlast one more), as does a
         # site room's page: its visitor is sent on to the site without a pause
-        if is_htmx() and not lobby().settings(room).site_url:
+        if is_htmx() and not reports().settings(room).site_url:
             return turn_page(room, token, found)
         return to_gate(room)
     return waiting_page(room, found.standing)
@@ -94,7 +94,7 @@ def moved_away(room: str, token: str) -> ResponseReturnValue | None:
 
 
 def room_page(room: str, token: str, claims: bool) -> ResponseReturnValue:
-    settings = lobby().settings(room)
+    settings = reports().settings(room)
     if settings.site_url:  # a site room: the seat is a pass for the site
         return site_page(room, token, settings.site_url)
     refresh = seat_refresh(settings)
@@ -163,7 +163,7 @@ def ended_page(room: str, ended: session.EndedMark, here: bool) -> ResponseRetur
     "left" says "you left", not "in another tab". The room's own page exists whatever
     became of the place, so it answers 200; an old poll or bookmark of the place's
     line (``line.status``) is gone: 410."""
-    found = lobby().ended(room, ended.why)
+    found = reports().ended(room, ended.why)
     seat = ended.seat or request.args.get("seat") == "1"
     context = {"room": room, "ended": found, "seat": seat, "here": here and not is_htmx()}
     if is_htmx():
@@ -181,7 +181,7 @@ def join_card(
     how long a joiner waits, and one button that joins (a POST: only that joins).
     ``join_now``: a site room's gate sent the visitor and the room asks for a puzzle:
     the page solves it and joins by itself (static/js/challenge.js)."""
-    settings = lobby().settings(room)
+    settings = reports().settings(room)
     summary = reports().summary(room)
     if summary is None:
         raise RoomNotFound(f"no room named {room!r}")
@@ -195,21 +195,21 @@ def join_card(
     # each their place (the page counts down to it instead)
     drawn_later = drop is not None and drop.phase in ("before", "prequeue")
     quiet = enters or drawn_later
-    guess = None if quiet or method != "fifo" else lobby().back_of_line(room, summary.waiting)
+    guess = None if quiet or method != "fifo" else reports().back_of_line(room, summary.waiting)
     # Full, with nobody waiting: a seat offered to someone who has not taken it yet is
     # why a joiner waits; say so, and for how long at most (issue 35)
     offered = None
     if not enters and not summary.waiting and summary.status == "open":
         offers = reports().offers(room)
         if offers.ends is not None:
-            offered = max(round(offers.ends - lobby().now()), 1)
+            offered = max(round(offers.ends - reports().now()), 1)
     context = {
         "room": room,
         "settings": settings,
         "summary": summary,
         "enters": enters,
         "wait": None if guess is None else wait_words(guess, summary.status),
-        "basis": lobby().basis(room),
+        "basis": reports().basis(room),
         "name": request.form.get("name", session.name()),
         "error": error,
         "challenge": summary.status != "closed" and admission().asks_puzzle(room),
@@ -221,7 +221,7 @@ def join_card(
         "rejecting": method == "reject",  # new joins are turned away (503)
         "chance": None
         if quiet
-        else chance_words(lobby().chance_at_back(room, summary.waiting), True),
+        else chance_words(reports().chance_at_back(room, summary.waiting), True),
     }
     return no_store(render_template("join.html", **context)), status
 
@@ -249,8 +249,8 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
     session.keep_shown(room, standing.shown.dumps() if standing.shown else None)
     seen = request.args.get("seen", type=int)
     guess = standing.estimate
-    settings = lobby().settings(room)
-    poor = guess is not None and lobby().cache.hard_to_predict(room, lobby().now())
+    settings = reports().settings(room)
+    poor = guess is not None and reports().cache.hard_to_predict(room, reports().now())
     context = {
         "room": room,
         "ticket": ticket,

@@ -9,7 +9,7 @@ from typing import Any
 
 from webapp.domain import pace, planner, plans
 from webapp.domain.rooms import RoomNotFound
-from webapp.views import lobby, reports
+from webapp.views import reports
 
 
 def plan_defaults(room: str) -> dict[str, Any]:
@@ -17,7 +17,7 @@ def plan_defaults(room: str) -> dict[str, Any]:
     settings = reports().find_settings(room)
     if settings is None:
         raise RoomNotFound(f"no room named {room!r}")
-    rates = pace.rates(reports().stats(room), lobby().now(), settings.capacity,
+    rates = pace.rates(reports().stats(room), reports().now(), settings.capacity,
                        settings.typical_stay_seconds)  # fmt: skip
     return plans.defaults(settings, rates)
 

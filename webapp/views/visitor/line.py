@@ -66,7 +66,7 @@ def email_form(room: str) -> ResponseReturnValue:
     found = lobby().place(room, token) if token is not None else None
     if token is None or found is None or found.standing is None:
         return place.to_gate(room)
-    seconds = lobby().settings(room).dropout_seconds
+    seconds = reports().settings(room).dropout_seconds
     told = session.email(room)
     context = {"room": room, "you": public_id(token), "seconds": seconds, "told": told}
     return place.no_store(render_template("email.html", **context))

@@ -23,7 +23,7 @@ from webapp.domain.lobby import Place
 from webapp.domain.refusals import NotOpenYet, RoomClosed, SoldOut, TicketGone, TicketNotFound
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.domain.settings import RoomSettings
-from webapp.views import admission, lobby, visits
+from webapp.views import admission, lobby, reports, visits
 from webapp.views.shared import own_page, passes, place, puzzle, session
 from webapp.views.shared.errors import asks_for_json
 from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist_json
@@ -51,7 +51,7 @@ NEXT_PATH = re.compile(r"/rooms/[a-z0-9-]{1,64}")
 def home() -> ResponseReturnValue:
     if place.is_htmx():  # the room cards' own poll, which runs while no place is live
         if not session.tickets():
-            return render_template("_room_cards.html", cards=lobby().cards(), mine={})
+            return render_template("_room_cards.html", cards=reports().cards(), mine={})
         # a place began in another tab: from now on the places' poll updates the lobby
         return lobby_update(oob_places=True)
     wanted = request.args.get("next", "")
@@ -80,7 +80,7 @@ def lobby_parts() -> dict[str, Any]:
     each says of the visitor, and the visitor's places (checked in) with their poll."""
     found = my_places()
     return {
-        "cards": lobby().cards(),
+        "cards": reports().cards(),
         "mine": marks(found),
         "places": found,
         "places_poll": places_poll(found),
@@ -112,7 +112,7 @@ def my_places() -> list[Place]:
     rooms_live = {p.room for p in found}
     for room, mark in sorted(session.ended_marks().items()):
         if room not in rooms_live:
-            found.append(Place(room, "ended", ended=lobby().ended(room, mark.why)))
+            found.append(Place(room, "ended", ended=reports().ended(room, mark.why)))
     return found
 
 
@@ -183,7 +183,7 @@ def room_page(room: str) -> ResponseReturnValue:
         return place.ended_page(room, ended, here="t" not in request.args)
     if (
         "next" in request.args
-        and lobby().settings(room).site_url
+        and reports().settings(room).site_url
         and passes.asked_by_a_visitor(("document",))  # not the site's favicon, redirected
     ):
         return join_from_the_gate(room)
@@ -215,7 +215,7 @@ def join(room: str) -> ResponseReturnValue:
         if problem:
             return place.join_card(room, 400, problem)
         session.set_name(name)
-    elif not session.name() and not lobby().settings(room).site_url:  # a site: no chat
+    elif not session.name() and not reports().settings(room).site_url:  # a site: no chat
         return redirect(url_for(".room_page", room=room)), 303
     if isinstance(take_place(room), PuzzleRequired):  # the room asks for a proof of work
         return place.join_card(room, 403, puzzle.words())
@@ -251,7 +251,7 @@ def mine_as_json(room: str) -> ResponseReturnValue:
     if token is None or session.gave_away(room, token):
         if ended is not None:
             raise TicketGone(ended.why)
-        lobby().settings(room)  # RoomNotFound for a room that is not there
+        reports().settings(room)  # RoomNotFound for a room that is not there
         raise TicketNotFound("this browser holds no place in this room")
     return standing_json(lobby().check_in(room, token), room)
 
@@ -276,7 +276,7 @@ def joining(room: str) -> JoinRequest:
 def is_waitlist(room: str) -> bool:
     """From the cached settings (``Lobby``): no extra Redis call on a live room's page."""
     try:
-        return lobby().settings(room).kind == "waitlist"
+        return reports().settings(room).kind == "waitlist"
     except RoomNotFound:
         return False
 
@@ -287,7 +287,7 @@ def not_open_yet(error: NotOpenYet) -> ResponseReturnValue:
     """A join before the pre-queue opens: 409 with the times; a page counts down."""
     room = (request.view_args or {}).get("room", "")
     try:
-        settings = lobby().settings(room)
+        settings = reports().settings(room)
     except RoomNotFound:
         settings = RoomSettings()
     if request.path.startswith("/api/"):

@@ -21,7 +21,7 @@ from webapp.domain.draw import commitment_of, verify_draw
 from webapp.domain.emails import MAX_EMAIL
 from webapp.domain.rooms import InvalidInput, RoomNotFound, clean_display_name
 from webapp.domain.waitlist import EntryNotFound, KnownAddress, NotAWaitlist, OldAddress
-from webapp.views import admission, lobby, waitlists
+from webapp.views import admission, reports, waitlists
 from webapp.views.shared import drops, puzzle, session
 from webapp.views.shared.words import explain, resent_words
 from webapp.web.i18n import _
@@ -40,7 +40,7 @@ def signup_page(
     if token is not None and not (error or notice) and entry_of(room, token) is not None:
         return redirect(url_for("waitlist.entry", room=room, token=token))
     form = request.form if request.method == "POST" else {}
-    settings = lobby().settings(room)
+    settings = reports().settings(room)
     context = {
         "room": room,
         "settings": settings,
@@ -113,7 +113,7 @@ def entry(room: str, token: str) -> ResponseReturnValue:
         "room": room,
         "entry": found,
         "token": token,
-        "settings": lobby().settings(room),
+        "settings": reports().settings(room),
         "referral_link": referral,
         "email": "" if found.confirmed else waitlists().email_of(room, entry_id),
         "draw": waitlists().draw_record(room) if found.ordering == "lottery" else None,
@@ -177,7 +177,7 @@ def refused_link(old: bool = False) -> ResponseReturnValue:
 def draw(room: str) -> ResponseReturnValue:
     """The lottery's draw in the open: the seed, its published hash, the participants in
     the order anyone can recompute (``verify_draw``)."""
-    settings = lobby().settings(room)
+    settings = reports().settings(room)
     if settings.kind == "live":
         return drops.draw_page(room)  # a scheduled drop's draw
     if settings.kind != "waitlist" or settings.ordering != "lottery":
@@ -194,7 +194,7 @@ def draw(room: str) -> ResponseReturnValue:
 @bp.get("/rooms/<room>/draw.txt")
 def draw_entries(room: str) -> ResponseReturnValue:
     """The draw's participants, one entry id a line (in the order they were ranked)."""
-    if lobby().settings(room).kind == "live":
+    if reports().settings(room).kind == "live":
         return drops.draw_text(room)  # a scheduled drop's draw ids, in drawn order
     source = waitlists()
     record = source.draw_record(room)

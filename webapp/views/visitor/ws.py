@@ -49,7 +49,7 @@ from webapp.domain.chat import (
 from webapp.domain.refusals import GONE_REASONS
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone
 from webapp.live.chat_relay import ChatRelay
-from webapp.views import lobby, services, visits
+from webapp.views import reports, services, visits
 from webapp.views.shared.place import CLOSE_TOO_MANY, CLOSE_TRY_AGAIN
 from webapp.views.visitor.frame_budget import FrameBudget, refusal
 from webapp.views.visitor.frames import Connection, Frames, close, unavailable
@@ -179,7 +179,7 @@ def serve_room(ws: Any, room: str, config: Any) -> None:
     conn.farewells = farewells(room)
     beat = float(config["WS_BEAT_SECONDS"])
     try:
-        hold = lobby().settings(room).grace_seconds + beat
+        hold = reports().settings(room).grace_seconds + beat
         opened = visits().open(room, conn.token, hold)
     except RoomError as error:
         conn.send(gone_frame(room, error))

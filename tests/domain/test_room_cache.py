@@ -1,5 +1,5 @@
-"""The lobby's per-process cache: an admin's change holds from the next request in every
-process, and names an outsider makes up never grow it."""
+"""The per-process cache of a room's figures (RoomCache): an admin's change holds from
+the next request in every process, and names an outsider makes up never grow it."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_made_up_room_names_are_not_cached(r, keys, clock):
     for n in range(2000):
         with pytest.raises(RoomNotFound):
             here.join(f"made-up-{n}")
-    assert len(here.cache._figures) == 0
+    assert len(here.reports.cache._figures) == 0
 
 
 def test_the_cache_holds_at_most_its_size(r, keys, rooms, clock):
@@ -66,4 +66,4 @@ def test_the_cache_holds_at_most_its_size(r, keys, rooms, clock):
     for n in range(5):
         rooms.configure(f"room-{n}", {"capacity": 1})
         here.join(f"room-{n}")
-    assert list(here.cache._figures) == ["room-2", "room-3", "room-4"]
+    assert list(here.reports.cache._figures) == ["room-2", "room-3", "room-4"]
