@@ -89,13 +89,18 @@ def test_two_visitors_one_seat(gated: Gated, person: Any) -> None:
     expect(b.locator(".position .big")).to_have_text("1")
     shoot(b, gated.kind, "2-waiting")
 
+    # B's page asks for the site when it hears of the seat: that moment is what the 2 s
+    # bound is about; the page's load through the proxy may take longer on a loaded machine
+    went: list[float] = []
+    item = f"{gated.url}/shop/item"
+    b.on("request", lambda r: went.append(time.monotonic()) if r.url == item else None)
     a.goto(f"{gated.url}/shop/checkout")  # the origin releases A's pass, clears its cookie
     expect(a.locator("#released")).to_contain_text('"released":true')
     expect(a.locator("#released")).to_contain_text('"sold":1')  # with the shop's site key
     released = time.monotonic()
-    expect(b).to_have_url(f"{gated.url}/shop/item", timeout=2_000)
+    expect(b).to_have_url(item)
     expect(b.get_by_role("heading", name="Origin page /shop/item")).to_be_visible()
-    assert time.monotonic() - released < 2.0
+    assert went and went[0] - released < 2.0, (went, released)
 
     # A's pass went with the checkout, and A never saw the waiting room: a new visitor,
     # put in line at once (B holds the seat)
