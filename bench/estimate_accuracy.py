@@ -373,7 +373,8 @@ def simulate(client: redis.Redis, scenario: Scenario, seed: int) -> dict[str, ob
                 continue  # gives up: stops checking in
             calls += 1
             try:
-                standing = lobby.check_in(ROOM, visitor.token, shown=visitor.carried)
+                ticket = rooms.check_in(ROOM, visitor.token)  # Visits.check_in, untold
+                standing = lobby.standing(ROOM, ticket, shown=visitor.carried)
             except TicketGone:
                 lost += 1
                 continue

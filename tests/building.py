@@ -49,7 +49,7 @@ def visits_of(rooms: WaitingRooms, publisher: Publisher, **cache: Any) -> Visits
     reports = Reports(rooms, **cache)
     chats = Chats(rooms.client, rooms.keys, rooms.scripts)
     announcer = Announcer(publisher)
-    here = Lobby(rooms, reports, announcer=announcer)
+    here = Lobby(rooms, reports)
     waitlists = Waitlists(rooms, secret=b"test secret")
     return Visits(rooms, reports, chats, announcer, here, waitlists)
 

@@ -133,7 +133,7 @@ def build(settings: Mapping[str, Any]) -> Services:
     hub = Hub(client, keys)
     relay = RoomRelay(hub, state=lambda room: room_state(reports, room))
     announcer = Announcer(relay)
-    lobby = Lobby(rooms, reports, announcer=announcer)
+    lobby = Lobby(rooms, reports)
     waitlists = Waitlists(rooms, secret=secret)
     revocations = Revocations(client, keys, hub, clock)
     visits = Visits(rooms, reports, chats, announcer, lobby, waitlists, revocations)

@@ -50,7 +50,7 @@ def announcer(told: RecordingPublisher) -> Announcer:
 
 @pytest.fixture
 def lobby(rooms: WaitingRooms, reports: Reports, announcer: Announcer) -> Lobby:
-    return Lobby(rooms, reports, announcer=announcer)
+    return Lobby(rooms, reports)
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ def fill(visits, room, people):
     return [visits.join(room).ticket.token for _ in range(people)]
 
 
-def test_the_sweep_hints_the_pace_and_far_back_polls_come_rarely(visits, lobby, clock, r, rooms):
+def test_the_sweep_hints_the_pace_and_far_back_polls_come_rarely(visits, clock, r, rooms):
     """Far back a check-in is granted a long window (capped) and polls dropout_seconds
     before it ends; the head keeps dropout_seconds."""
     tokens = fill(visits, "big", 400)
     visits.sweep("big")
     assert r.hget(rooms.keys.room("big").clock, "pace")
-    head, middle, back = (lobby.check_in("big", t) for t in (tokens[1], tokens[20], tokens[-1]))
+    head, middle, back = (visits.check_in("big", t) for t in (tokens[1], tokens[20], tokens[-1]))
     assert head.ticket.window == 30 and head.poll_after <= 15
     assert 30 < middle.ticket.window < 300
     assert middle.poll_after == max(middle.ticket.window - 30, middle.ticket.window / 2)
@@ -28,21 +28,21 @@ def test_the_sweep_hints_the_pace_and_far_back_polls_come_rarely(visits, lobby, 
     assert due == back.ticket.now + 300
 
 
-def test_a_stale_hint_falls_back_to_dropout(visits, lobby, clock):
+def test_a_stale_hint_falls_back_to_dropout(visits, clock):
     """Without a sweep to renew it, the hint lapses and every window is dropout's."""
     tokens = fill(visits, "quiet", 50)
     visits.sweep("quiet")
-    granted = [lobby.check_in("quiet", t).ticket.window for t in tokens[1:]]
+    granted = [visits.check_in("quiet", t).ticket.window for t in tokens[1:]]
     assert granted[-1] > windows.HINT_VALID + 1
     clock.advance(windows.HINT_VALID + 1)
-    standing = lobby.check_in("quiet", tokens[-1])
+    standing = visits.check_in("quiet", tokens[-1])
     assert standing.ticket.position > 10
     assert standing.ticket.window == 30 and standing.poll_after <= 15
 
 
-def test_max_checkin_caps_the_window(visits, lobby):
+def test_max_checkin_caps_the_window(visits):
     """An admin's max_checkin_seconds is the longest window granted."""
     tokens = fill(visits, "capped", 400)
     visits.configure("capped", {"max_checkin_seconds": 90})
     visits.sweep("capped")
-    assert lobby.check_in("capped", tokens[-1]).ticket.window == 90
+    assert visits.check_in("capped", tokens[-1]).ticket.window == 90

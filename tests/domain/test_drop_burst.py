@@ -45,7 +45,7 @@ def _check_in(args: tuple[str, list[str], Any, Any, Any]) -> tuple[int, float, i
     while time.time() < deadline and (len(shown) < len(tokens) or time.time() < starts_at + 3):
         for token in tokens:
             try:
-                ticket = visits.lobby.check_in(ROOM, token).ticket
+                ticket = visits.check_in(ROOM, token).ticket
             except Exception:  # a dropped ticket: no place to show
                 continue
             most = max(most, ticket.active)

@@ -146,13 +146,13 @@ def test_a_join_during_the_start_goes_behind_the_whole_prequeue(
     visits.drops.start_slice(ROOM, limit=2)  # two placed and seated; three to come
     late = visits.join(ROOM, identity="late").ticket
     assert late.state == "waiting" and late.position == 4 and late.waiting == 4
-    assert visits.lobby.check_in(ROOM, late.token).ticket.position == 4
+    assert visits.check_in(ROOM, late.token).ticket.position == 4
     assert visits.drops.draw(ROOM).seed == ""  # revealed once every place is given
     while visits.drops.start_slice(ROOM, limit=2).more:
         pass
     seated = set(r.zrange(visits.rooms.keys.room(ROOM).seats, 0, -1))
     assert seated == set(tokens) | {late.token}  # the pre-queue first, then the late one
-    assert visits.lobby.check_in(ROOM, late.token).ticket.seated
+    assert visits.check_in(ROOM, late.token).ticket.seated
 
 
 joiner = st.integers(0, 2)  # joins between two slices
@@ -214,7 +214,7 @@ def test_slices_of_any_size_leave_the_line_of_the_start_at_once(
         for t in model + joined:
             if t not in waiting:
                 continue
-            shown = visits.lobby.check_in(ROOM, t).ticket.position
+            shown = visits.check_in(ROOM, t).ticket.position
             ahead = (model + joined)[: (model + joined).index(t)]
             true = 1 + sum(1 for u in ahead if u in waiting)
             assert shown == (true if t in placed else 0), (t in model, shown, true)
@@ -236,4 +236,4 @@ def test_slices_of_any_size_leave_the_line_of_the_start_at_once(
     assert visits.drops.draw(ROOM).entries == len(model)
     for i in gone & set(range(people)):
         with pytest.raises(TicketGone):
-            visits.lobby.check_in(ROOM, tokens[i])
+            visits.check_in(ROOM, tokens[i])

@@ -31,7 +31,7 @@ def wait(visits: Visits, clock: Any, tokens: list[str], seconds: int, room: str 
         clock.advance(10)
         for token in tokens:
             with contextlib.suppress(TicketGone):
-                visits.lobby.check_in(room, token)
+                visits.check_in(room, token)
     clock.advance(seconds % 10)
 
 
@@ -59,7 +59,7 @@ def test_prequeue_places_nobody_and_lets_nobody_in(visits: Visits, clock: Any) -
     assert all(t.state == "waiting" and t.position == 0 for t in tickets)
     assert visits.drops.prequeued("drop") == 5
     visits.sweep("drop")
-    again = visits.lobby.check_in("drop", tickets[0].token).ticket
+    again = visits.check_in("drop", tickets[0].token).ticket
     assert again.active == 0 and again.position == 0
 
 
@@ -71,10 +71,10 @@ def test_presence_holds_in_the_prequeue(visits: Visits, clock: Any) -> None:
     kept = visits.join("drop", identity="kept").ticket
     for _ in range(4):
         clock.advance(10)
-        visits.lobby.check_in("drop", kept.token)
+        visits.check_in("drop", kept.token)
     visits.sweep("drop")
     with pytest.raises(TicketGone):
-        visits.lobby.check_in("drop", gone.token)
+        visits.check_in("drop", gone.token)
     assert visits.drops.prequeued("drop") == 1
 
 
@@ -96,9 +96,7 @@ def test_the_start_ranks_the_prequeue_by_the_draw(visits: Visits, clock: Any) ->
     assert visits.drops.drawn_ids("drop") == expected
     seated = [p.token for p in visits.reports.participants("drop")]
     assert sorted(seated) == sorted(ids[i] for i in expected[:2])
-    positions = {
-        t: visits.lobby.check_in("drop", t).ticket.position for t in tokens if t not in seated
-    }
+    positions = {t: visits.check_in("drop", t).ticket.position for t in tokens if t not in seated}
     assert [public_id(t) for t in sorted(positions, key=positions.get)] == expected[2:]
     late = visits.join("drop", identity="late").ticket
     assert late.position == 29
@@ -144,7 +142,7 @@ def test_ends_at_closes_joins_and_may_clear_the_line(visits: Visits, clock: Any)
     ended = 0
     for t in tokens:
         try:
-            visits.lobby.check_in("drop", t)
+            visits.check_in("drop", t)
         except TicketGone as gone:
             assert gone.why == "event_ended"
             ended += 1
@@ -163,9 +161,9 @@ def test_stock_sold_out_ends_the_waiting_and_refuses_joins(visits: Visits, clock
     assert report.left == 0 and report.ended == 3
     with pytest.raises(SoldOut):
         visits.join("shop", identity="late")
-    assert visits.lobby.check_in("shop", tokens[0]).ticket.seated
+    assert visits.check_in("shop", tokens[0]).ticket.seated
     with pytest.raises(TicketGone) as gone:
-        visits.lobby.check_in("shop", tokens[1])
+        visits.check_in("shop", tokens[1])
     assert gone.value.why == "sold_out"
     visits.set_stock("shop", 10)
     assert visits.join("shop", identity="later").ticket.state == "waiting"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from building import lobby_of
+from building import lobby_of, visits_of
 from busy import busy_room, turn_over
+from recording import RecordingPublisher
 
 from webapp.domain import calibration, estimate, pace, room_cache
 from webapp.domain.rooms import predicted
@@ -30,7 +31,8 @@ def test_halved_capacity_changes_the_next_check_in(rooms, clock, reports):
     line has slowed down."""
     seated = busy_room(rooms, capacity=2)
     turn_over(rooms, clock, seated, hold=10, times=60)
-    lobby = lobby_of(rooms, refresh=3600.0, monotonic=clock)
+    visits = visits_of(rooms, RecordingPublisher(), refresh=3600.0, monotonic=clock)
+    lobby = visits.lobby
     for _ in range(5):
         lobby.join("busy")
     mine = lobby.join("busy")
@@ -38,7 +40,7 @@ def test_halved_capacity_changes_the_next_check_in(rooms, clock, reports):
     clock.advance(1)
     rooms.configure("busy", {"capacity": 1})
     assert mine.shown is not None
-    later = lobby.check_in("busy", mine.ticket.token, shown=mine.shown.dumps())
+    later = visits.check_in("busy", mine.ticket.token, shown=mine.shown.dumps())
     assert later.trend == "slower"
     found = pace.rates(reports.stats("busy"), clock.now, 1)
     assert found is not None and later.raw is not None
@@ -55,13 +57,14 @@ def test_a_slower_line_says_so(rooms, clock):
     page and the API); once the line keeps its new pace, it says nothing."""
     seated = busy_room(rooms, capacity=1, waiting=30)
     turn_over(rooms, clock, seated, hold=10, times=120)
-    lobby = lobby_of(rooms, refresh=0.0, monotonic=clock)
+    visits = visits_of(rooms, RecordingPublisher(), refresh=0.0, monotonic=clock)
+    lobby = visits.lobby
     mine = lobby.join("busy")
     assert mine.shown is not None and mine.trend is None
     shown, told = mine.shown, []
     for _ in range(8):
         turn_over(rooms, clock, seated, hold=40, times=1)
-        later = lobby.check_in("busy", mine.ticket.token, shown=shown.dumps())
+        later = visits.check_in("busy", mine.ticket.token, shown=shown.dumps())
         assert later.shown is not None and later.ticket.state == "waiting"
         told.append((later.shown.wait, later.trend))
         shown = later.shown

@@ -49,7 +49,7 @@ def replay(
             token, joined = standing.ticket.token, clock.now
         else:
             token, joined = data
-            standing = lobby.check_in(ROOM, token)
+            standing = visits.check_in(ROOM, token)
         if standing.ticket.seated:
             offered = float(json.loads(rooms.client.hget(tickets, token))["a"])
             waits.append(offered - joined)

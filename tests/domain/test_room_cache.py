@@ -4,8 +4,9 @@ the next request in every process, and names an outsider makes up never grow it.
 from __future__ import annotations
 
 import pytest
-from building import engine, lobby_of
+from building import engine, lobby_of, visits_of
 from busy import busy_room, turn_over
+from recording import RecordingPublisher
 
 from webapp.domain.rooms import JoinRefused, RoomNotFound
 
@@ -34,8 +35,8 @@ def test_a_check_in_answers_with_the_new_settings(r, keys, rooms, clock):
     rooms.configure("hall", {"capacity": 1, "dropout_seconds": 60})
     for _ in range(20):  # far back in line: the poll interval is the ceiling, dropout / 2
         rooms.join("hall")
-    here = worker(r, keys, clock)
-    token = here.join("hall").ticket.token
+    here = visits_of(engine(r, keys, clock), RecordingPublisher(), refresh=3600.0, monotonic=clock)
+    token = here.lobby.join("hall").ticket.token
     assert here.check_in("hall", token).poll_after > 5
     rooms.configure("hall", {"dropout_seconds": 6})
     assert here.check_in("hall", token).poll_after <= 3

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from building import engine, lobby_of
+from building import engine, visits_of
 from busy import busy_room, turn_over
 from busy import measured as rates
+from recording import RecordingPublisher
 
 from webapp.domain import estimate, pace
 from webapp.domain.reports import Reports
@@ -126,7 +127,7 @@ def test_shown_figure_is_smoothed_by_whichever_process_answers(rooms, lobby, clo
     assert first.shown is not None
     carried = first.shown._replace(wait=first.shown.wait * 3).dumps()
     clock.advance(5)
-    other = lobby_of(rooms, refresh=0.0, monotonic=clock)
+    other = visits_of(rooms, RecordingPublisher(), refresh=0.0, monotonic=clock)
     later = other.check_in("busy", first.ticket.token, shown=carried)
     assert later.raw is not None and later.estimate is not None
     previous = estimate.Shown.loads(carried)

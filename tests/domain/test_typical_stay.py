@@ -50,13 +50,13 @@ def test_paused_room_has_no_basis(rooms, lobby):
     assert waiting.basis is None
 
 
-def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, clock, reports):
+def test_measured_stays_take_over_from_the_typical_stay(rooms, lobby, visits, clock, reports):
     """Measured holds of 10 s against a typical stay of 900 s: once five are measured,
     the pace is the measured one alone (a default far off biases nothing), and the basis
     says so."""
     seated = busy_room(rooms, typical_stay_seconds=900)
     turn_over(rooms, clock, seated, hold=10, times=60)
-    standing = lobby.check_in("busy", reports.participants("busy")[-1].token)
+    standing = visits.check_in("busy", reports.participants("busy")[-1].token)
     assert standing.ticket.seated
     rates = lobby.reports.cache.rates("busy", clock.now)
     assert rates is not None and rates.basis == "measured"

@@ -35,19 +35,19 @@ def test_a_socket_opens_into_the_chat_without_a_second_announcement(rooms, visit
     assert public_id(ann.token) in chats.members(room_chat_id("hall"))
 
 
-def test_upkeep_seen_in_a_check_in_tells_the_room(rooms, lobby, told, clock):
+def test_upkeep_seen_in_a_check_in_tells_the_room(rooms, visits, told, clock):
     """A check-in whose script dropped someone overdue from the line tells the room: no
     other call would, since the sweep then finds nothing left to do."""
     rooms.configure("hall", {"capacity": 1, "dropout_seconds": 30})
     rooms.join("hall")
     gone, stays = rooms.join("hall"), rooms.join("hall")
-    lobby.check_in("hall", stays.token)  # the room as this process first sees it
+    visits.check_in("hall", stays.token)  # the room as this process first sees it
     assert told.changed_rooms == []
     clock.advance(20)
-    lobby.check_in("hall", stays.token)
+    visits.check_in("hall", stays.token)
     assert told.changed_rooms == []  # nothing changed
     clock.advance(20)  # `gone` is overdue now; `stays` checked in 20 s ago
-    assert lobby.check_in("hall", stays.token).ticket.waiting == 1
+    assert visits.check_in("hall", stays.token).ticket.waiting == 1
     assert told.changed_rooms == ["hall"]
     with pytest.raises(TicketGone):
         rooms.check_in("hall", gone.token)

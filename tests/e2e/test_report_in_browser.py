@@ -79,7 +79,7 @@ def run_drop(server: Server, redis_url: str) -> None:
         if second % 60 == 0:  # pages check in (and claim the seats offered)
             for token in tokens:
                 with contextlib.suppress(TicketGone):
-                    visits.lobby.check_in(ROOM, token)
+                    visits.check_in(ROOM, token)
         visits.sweep(ROOM)
     client.close()
 

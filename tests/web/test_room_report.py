@@ -48,7 +48,7 @@ def drop(visits: Any, clock: Any, panel: Panel) -> dict[str, Any]:
             clock.advance(10)
             for token in tokens:
                 with contextlib.suppress(TicketGone):
-                    visits.lobby.check_in("drop", token)
+                    visits.check_in("drop", token)
             visits.sweep("drop")
 
     wait(60)  # the start: drawn by the sweep, which places all six in the line at once
@@ -57,8 +57,8 @@ def drop(visits: Any, clock: Any, panel: Panel) -> dict[str, Any]:
     waiting = [t for t in tokens if t not in seated]
     wait(30)
     visits.end("drop", seated[0])  # the head of the line is offered the seat
-    head = min(waiting, key=lambda t: visits.lobby.check_in("drop", t).ticket.position)
-    assert visits.lobby.check_in("drop", head).ticket.state == "admitted"  # claimed
+    head = min(waiting, key=lambda t: visits.check_in("drop", t).ticket.position)
+    assert visits.check_in("drop", head).ticket.state == "admitted"  # claimed
     admitted_at = clock()
     visits.record_sold("drop", 3, request_id="r1")
     wait(60)
@@ -152,9 +152,9 @@ def test_report_scores_the_estimates(panel: Panel, visits: Any, clock: Any) -> N
     second = visits.join("hall", identity="b").ticket.token
     for _ in range(4):
         clock.advance(10)
-        visits.lobby.check_in("hall", second)
+        visits.check_in("hall", second)
     visits.end("hall", first)
-    assert visits.lobby.check_in("hall", second).ticket.state == "admitted"
+    assert visits.check_in("hall", second).ticket.state == "admitted"
     page = panel.page("/admin/rooms/hall/report")
     assert "1 admitted from the line. Their waits: p50 0.7 min" in page
     assert "For the 1 told an estimate when they joined, it was off by" in page

@@ -1,4 +1,5 @@
-"""The lobby: the engine's answers with a wait estimate and a poll interval attached.
+"""The lobby: the engine's answers with a wait estimate and a poll interval attached
+(``Standing``), for ``Visits``' join and check-in.
 
 A room's settings, statistics, rates and calibration come from the process's cache of
 them (``Reports.cache``, a ``webapp.domain.room_cache.RoomCache``), so a check-in costs
@@ -22,17 +23,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from webapp.domain import estimate
-from webapp.domain.announcer import Announcer
 from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.reports import Ended, Reports
 from webapp.domain.rooms import (
     JoinRefused,
     QueueRejecting,
-    RoomNotFound,
     SettingsChanged,
     Ticket,
-    TicketGone,
-    TicketNotFound,
     WaitingRooms,
 )
 
@@ -72,13 +69,9 @@ class Lobby:
         self,
         rooms: WaitingRooms,
         reports: Reports,
-        announcer: Announcer | None = None,
     ) -> None:
-        """``announcer``: told of every check-in's answer, whose upkeep may have changed
-        the room's figures (``Announcer.saw``)."""
         self.rooms = rooms
         self.reports = reports
-        self.announcer = announcer
         self._cache = reports.cache
 
     def join(
@@ -153,12 +146,6 @@ class Lobby:
             raise
         return self.standing(room, ticket)
 
-    def check_in(self, room: str, token: str, shown: str | None = None) -> Standing:
-        ticket = self.rooms.check_in(room, token)
-        if self.announcer is not None:
-            self.announcer.saw(room, ticket)
-        return self.standing(room, ticket, shown)
-
     def standing(self, room: str, ticket: Ticket, shown: str | None = None) -> Standing:
         cached = self._cache.figures(room, ticket.version)
         dropout = cached.settings.dropout_seconds if cached.settings else 30
@@ -191,30 +178,3 @@ class Lobby:
         why = estimate.trend(before, rates.service)
         shown_now = estimate.Estimate(figure.wait, figure.variance)
         return Standing(ticket, shown_now, poll, raw, figure, why, rates.basis, method, model=model)
-
-    def place(self, room: str, token: str, shown: str | None = None) -> Place:
-        """Where a ticket stands, for a page: a waiting ticket checks in (its place stays
-        alive); an offered or held seat is only looked at, so a page that is not the
-        room neither claims it nor keeps it beyond its own deadline; an ended ticket
-        says why. Never joins."""
-        state = self.reports.ticket_state(room, token)
-        if state in ("offered", "admitted"):
-            deadline = self.reports.seat_deadline(room, token)
-            if deadline is not None and deadline > self.reports.now():
-                return self._seat(room, state, deadline)
-        try:
-            standing = self.check_in(room, token, shown)
-        except TicketGone as gone:
-            return Place(room, "ended", ended=self.reports.ended(room, gone.why))
-        except TicketNotFound:
-            return Place(room, "ended", ended=self.reports.ended(room, "unknown"))
-        except RoomNotFound:
-            return Place(room, "ended", ended=self.reports.ended(room, "deleted"))
-        if standing.ticket.seated:  # this check-in claimed an offered seat
-            deadline = self.reports.seat_deadline(room, token)
-            return self._seat(room, "offered", deadline or self.reports.now())
-        return Place(room, "waiting", standing)
-
-    def _seat(self, room: str, state: str, deadline: float) -> Place:
-        kind = "turn" if state == "offered" else "seated"
-        return Place(room, kind, left=max(deadline - self.reports.now(), 0.0))

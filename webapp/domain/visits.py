@@ -23,9 +23,9 @@ from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renam
 from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.join_limits import NO_LIMITS, Counting
-from webapp.domain.lobby import Lobby, Standing
+from webapp.domain.lobby import Lobby, Place, Standing
 from webapp.domain.reports import Reports
-from webapp.domain.rooms import RoomError, RoomNotFound, WaitingRooms
+from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, TicketNotFound, WaitingRooms
 from webapp.domain.seat_passes import ROOM, Revocations
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import Admission, Ticket, public_id
@@ -136,6 +136,42 @@ class Visits:
                 (model.wait, model.spread), later=True,
             )  # fmt: skip
         return standing
+
+    def check_in(self, room: str, token: str, shown: str | None = None) -> Standing:
+        """A waiting visitor's check-in (their place stays alive; an offered seat is
+        claimed), with the wait estimate attached (``Lobby.standing``; ``shown``: the
+        figure shown at the previous poll). The room is told when the check-in's upkeep
+        changed its figures (``Announcer.saw``)."""
+        ticket = self.rooms.check_in(room, token)
+        self.announcer.saw(room, ticket)
+        return self.lobby.standing(room, ticket, shown)
+
+    def place(self, room: str, token: str, shown: str | None = None) -> Place:
+        """Where a ticket stands, for a page: a waiting ticket checks in (its place stays
+        alive); an offered or held seat is only looked at, so a page that is not the
+        room neither claims it nor keeps it beyond its own deadline; an ended ticket
+        says why. Never joins."""
+        state = self.reports.ticket_state(room, token)
+        if state in ("offered", "admitted"):
+            deadline = self.reports.seat_deadline(room, token)
+            if deadline is not None and deadline > self.reports.now():
+                return self._seat(room, state, deadline)
+        try:
+            standing = self.check_in(room, token, shown)
+        except TicketGone as gone:
+            return Place(room, "ended", ended=self.reports.ended(room, gone.why))
+        except TicketNotFound:
+            return Place(room, "ended", ended=self.reports.ended(room, "unknown"))
+        except RoomNotFound:
+            return Place(room, "ended", ended=self.reports.ended(room, "deleted"))
+        if standing.ticket.seated:  # this check-in claimed an offered seat
+            deadline = self.reports.seat_deadline(room, token)
+            return self._seat(room, "offered", deadline or self.reports.now())
+        return Place(room, "waiting", standing)
+
+    def _seat(self, room: str, state: str, deadline: float) -> Place:
+        kind = "turn" if state == "offered" else "seated"
+        return Place(room, kind, left=max(deadline - self.reports.now(), 0.0))
 
     def enter(self, room: str, token: str, hold: float, claims: bool = False) -> Ticket:
         """A page of a seat's holder opens (or, without a socket, reloads): the seat is

@@ -8,7 +8,6 @@ from flask import current_app
 from webapp.domain.admission import Admission
 from webapp.domain.challenge import Challenges
 from webapp.domain.chat import Chats
-from webapp.domain.lobby import Lobby
 from webapp.domain.moves import Moves
 from webapp.domain.passes import Passes
 from webapp.domain.reports import Reports
@@ -23,10 +22,6 @@ from webapp.services import Services
 def services() -> Services:
     found: Services = current_app.extensions["services"]
     return found
-
-
-def lobby() -> Lobby:
-    return services().lobby
 
 
 def chats() -> Chats:

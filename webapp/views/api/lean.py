@@ -6,7 +6,7 @@ Everyone in line polls the check-in, and everyone arriving at a drop joins at on
 these are the requests a host serves most. Measured with py-spy on a worker under load
 (docs/performance.md), Flask's request context, routing, hooks and response object took
 about a fifth of a check-in's CPU, more than the check-in's own domain work. This WSGI
-middleware answers the commonest cases itself: the same check-in (``Lobby.check_in``:
+middleware answers the commonest cases itself: the same check-in (``Visits.check_in``:
 the coalesced script call, the announcer) and the same join (``Admission.join``: the
 limits, the puzzle, the pre-queue, the engine), the same replies and the same error
 replies (``webapp.web.replies``), and it imports no other view module and no Flask (an
@@ -92,7 +92,7 @@ class LeanApi:
     ) -> Iterable[bytes]:
         shown = shown_in(environ.get("QUERY_STRING", ""))
         try:
-            standing = self.built.lobby.check_in(room, token, shown=shown)
+            standing = self.built.visits.check_in(room, token, shown=shown)
         except RoomError as error:
             status, headers = room_refusal(error)
             return reply(start_response, status, {"error": str(error)}, headers)

@@ -16,7 +16,7 @@ from webapp.domain.emails import MAX_EMAIL
 from webapp.domain.identity import MAX_IDENTITY_TOKEN
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, clean_display_name
 from webapp.domain.waitlist import KnownAddress
-from webapp.views import admission, lobby, reports, visits
+from webapp.views import admission, reports, visits
 from webapp.views.shared.drops import draw_json, room_status
 from webapp.views.shared.json_body import json_object
 from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist_json
@@ -88,7 +88,7 @@ def position(room: str, token: str) -> ResponseReturnValue:
     shown = request.args.get("shown")
     if reports().settings(room).kind == "waitlist":
         return waitlist_json(room, waitlist_entry(room, token))
-    return standing_json(lobby().check_in(room, token, shown=shown), room)
+    return standing_json(visits().check_in(room, token, shown=shown), room)
 
 
 @bp.post("/rooms/<room>/leave/<token>")

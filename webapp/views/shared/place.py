@@ -23,7 +23,7 @@ from webapp.domain.lobby import Place, Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
 from webapp.live.realtime import room_state
-from webapp.views import admission, chats, lobby, reports, services, visits
+from webapp.views import admission, chats, reports, services, visits
 from webapp.views.shared import own_page, passes, session
 from webapp.views.shared.words import chance_words, trend_words, wait_words
 from webapp.web.replies import drop_view
@@ -56,7 +56,7 @@ def show(room: str, token: str) -> ResponseReturnValue:
     state = reports().ticket_state(room, token)
     if state in SEATED:
         return room_page(room, token, claims=state == "offered")
-    found = lobby().place(room, token, shown=session.shown(room))
+    found = visits().place(room, token, shown=session.shown(room))
     if found.ended is not None:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # the check-in took a seat offered meanwhile
@@ -68,7 +68,7 @@ def poll(room: str, token: str) -> ResponseReturnValue:
     """The waiting page's check-in (htmx), or its reload without JavaScript."""
     if (gone := moved_away(room, token)) is not None:
         return gone
-    found = lobby().place(room, token, shown=session.shown(room))
+    found = visits().place(room, token, shown=session.shown(room))
     if found.ended is not None:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # a seat is offered or held: it is this visitor's turn

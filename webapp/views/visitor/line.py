@@ -16,7 +16,7 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain.emails import MAX_EMAIL, normalise_email
 from webapp.domain.rooms import InvalidInput, RoomNotFound, TicketNotFound, public_id
-from webapp.views import lobby, reports, visits
+from webapp.views import reports, visits
 from webapp.views.shared import own_page, place, session
 from webapp.views.shared.words import explain
 from webapp.web.i18n import _, current_language
@@ -39,7 +39,7 @@ def status(room: str) -> ResponseReturnValue:
 def leave_form(room: str) -> ResponseReturnValue:
     """Asks once: "leave the line?" (or the room). A waiting place checks in meanwhile."""
     token = session.ticket(room)
-    found = lobby().place(room, token) if token is not None else None
+    found = visits().place(room, token) if token is not None else None
     if token is None or found is None or found.ended is not None:
         return place.to_gate(room)
     seat = found.state in ("turn", "seated")
@@ -63,7 +63,7 @@ def email_form(room: str) -> ResponseReturnValue:
     """The email form on a page of its own, for a browser without JavaScript: the
     waiting page reloads itself, and would wipe what is typed."""
     token = session.ticket(room)
-    found = lobby().place(room, token) if token is not None else None
+    found = visits().place(room, token) if token is not None else None
     if token is None or found is None or found.standing is None:
         return place.to_gate(room)
     seconds = reports().settings(room).dropout_seconds

@@ -23,7 +23,7 @@ from webapp.domain.lobby import Place
 from webapp.domain.refusals import NotOpenYet, RoomClosed, SoldOut, TicketGone, TicketNotFound
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.domain.settings import RoomSettings
-from webapp.views import admission, lobby, reports, visits
+from webapp.views import admission, reports, visits
 from webapp.views.shared import own_page, passes, place, puzzle, session
 from webapp.views.shared.errors import asks_for_json
 from webapp.views.shared.standing import standing_json, waitlist_entry, waitlist_json
@@ -105,7 +105,7 @@ def my_places() -> list[Place]:
     for room, token in sorted(session.tickets().items()):
         if session.gave_away(room, token):  # now another browser's: listed as ended, moved
             continue
-        live = lobby().place(room, token)
+        live = visits().place(room, token)
         if live.ended is not None:
             place.mark(room, token, live.ended.why)
         found.append(live)
@@ -253,7 +253,7 @@ def mine_as_json(room: str) -> ResponseReturnValue:
             raise TicketGone(ended.why)
         reports().settings(room)  # RoomNotFound for a room that is not there
         raise TicketNotFound("this browser holds no place in this room")
-    return standing_json(lobby().check_in(room, token), room)
+    return standing_json(visits().check_in(room, token), room)
 
 
 def joining(room: str) -> JoinRequest:
