@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from webapp.domain import estimate
 from webapp.domain.join_limits import NO_LIMITS, Counting
-from webapp.domain.reports import Ended, Reports
+from webapp.domain.reports import Reports
 from webapp.domain.rooms import (
     JoinRefused,
     QueueRejecting,
@@ -50,18 +50,6 @@ class Standing(NamedTuple):
     method: str = "fifo"  # the room's queueing_method, which says what the figures mean
     chance: estimate.SeatChance | None = None  # random order: the chance of a seat soon
     model: estimate.Estimate | None = None  # the model's own, before the room's calibration
-
-
-class Place(NamedTuple):
-    """One of a visitor's tickets as a page shows it: ``state`` is waiting (``standing``
-    set), turn (a seat is offered: claim it by going in), seated (holds a seat), or ended
-    (``ended`` set). ``left``: seconds the seat is held without going in."""
-
-    room: str
-    state: str
-    standing: Standing | None = None
-    left: float | None = None
-    ended: Ended | None = None
 
 
 class Lobby:

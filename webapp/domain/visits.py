@@ -23,8 +23,8 @@ from webapp.domain.announcer import Announcer, deleted_frame, ended_frame, renam
 from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.join_limits import NO_LIMITS, Counting
-from webapp.domain.lobby import Lobby, Place, Standing
-from webapp.domain.reports import Reports
+from webapp.domain.lobby import Lobby, Standing
+from webapp.domain.reports import Ended, Reports
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, TicketNotFound, WaitingRooms
 from webapp.domain.seat_passes import ROOM, Revocations
 from webapp.domain.settings import RoomSettings
@@ -35,6 +35,18 @@ from webapp.domain.webhooks import Webhooks
 log = logging.getLogger(__name__)
 MAX_NOTICE = 280  # characters
 PACED_ROOMS = 10_000  # rooms whose last hint a process remembers (then it starts afresh)
+
+
+class Place(NamedTuple):
+    """One of a visitor's tickets as a page shows it: ``state`` is waiting (``standing``
+    set), turn (a seat is offered: claim it by going in), seated (holds a seat), or ended
+    (``ended`` set). ``left``: seconds the seat is held without going in."""
+
+    room: str
+    state: str
+    standing: Standing | None = None
+    left: float | None = None
+    ended: Ended | None = None
 
 
 class Opened(NamedTuple):

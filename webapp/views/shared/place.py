@@ -19,9 +19,10 @@ from flask.typing import ResponseReturnValue
 
 from webapp.domain import page_template
 from webapp.domain.chat import MAX_TEXT
-from webapp.domain.lobby import Place, Standing
+from webapp.domain.lobby import Standing
 from webapp.domain.rooms import RoomNotFound, TicketGone, TicketNotFound, public_id
 from webapp.domain.settings import RoomSettings
+from webapp.domain.visits import Place
 from webapp.live.realtime import room_state
 from webapp.views import admission, chats, reports, services, visits
 from webapp.views.shared import own_page, passes, session

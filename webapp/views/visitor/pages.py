@@ -19,10 +19,10 @@ from werkzeug.wrappers import Response
 
 from webapp.domain.admission import Joined, JoinRequest, Outcome, PuzzleRequired
 from webapp.domain.identity import MAX_IDENTITY_TOKEN, IdentityInvalid, IdentityRequired
-from webapp.domain.lobby import Place
 from webapp.domain.refusals import NotOpenYet, RoomClosed, SoldOut, TicketGone, TicketNotFound
 from webapp.domain.rooms import InvalidInput, RoomError, RoomNotFound, clean_display_name
 from webapp.domain.settings import RoomSettings
+from webapp.domain.visits import Place
 from webapp.views import admission, reports, visits
 from webapp.views.shared import own_page, passes, place, puzzle, session
 from webapp.views.shared.errors import asks_for_json
