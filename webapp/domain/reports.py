@@ -159,10 +159,6 @@ class Reports:
         """The room's cached settings (``RoomCache.settings``); RoomNotFound if none."""
         return self.cache.settings(room)
 
-    def forget(self, room: str) -> None:
-        """Drops the cached figures of a room (after an admin changed it)."""
-        self.cache.forget(room)
-
     def cards(self) -> list[Card]:
         """Every room for the lobby: open first, then paused, then closed; by title."""
         found, now = [], self.now()
