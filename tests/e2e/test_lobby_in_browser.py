@@ -70,7 +70,7 @@ def test_lobby_and_error_pages(server: Any, room: Any, person: Any, artifacts: P
     found = axe_and_shoot(page, artifacts, "lobby")
     server.admin(hall, status="paused")  # the lobby sees it without a reload
     card = page.locator(".room-card", has_text="Concert hall")
-    expect(card.locator(".badge")).to_have_text("Paused", timeout=12_000)
+    expect(card.locator(".badge")).to_have_text("Paused")
     page.goto(f"{server.url}/rooms/no-such-room")
     expect(page).to_have_title("We could not find that room · Waiting room")
     found += axe_and_shoot(page, artifacts, "error-404")
@@ -96,7 +96,7 @@ def test_a_name_change_is_seen_by_another_member(
     ann.get_by_label("New display name").fill("Annie Hall")
     ann.get_by_role("button", name="Save").click()
     expect(ann.locator("header .who-name")).to_contain_text("Annie Hall")
-    expect(bob.locator("#participants")).to_contain_text("Annie Hall", timeout=10_000)
+    expect(bob.locator("#participants")).to_contain_text("Annie Hall")
 
 
 def test_a_place_moves_to_another_browser(

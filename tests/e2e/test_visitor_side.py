@@ -203,7 +203,7 @@ def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifa
     # Content leaves the page as it is): the moment stays on screen, nothing hangs
     bob.route(re.compile(r"/rooms/[^/]+$"), lambda route: route.fulfill(status=204))
     server.api("POST", f"/api/rooms/{name}/leave/{holder}")
-    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
+    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible()
     expect(bob).to_have_title(f"It's your turn! · {name}")
     # Offered by the sweep, the seat is held the check-in window (dropout_seconds, 10 s);
     # found free by the page's own poll (a loaded machine's sweep came later), the poll
@@ -215,7 +215,7 @@ def test_its_your_turn_then_the_room(server: Any, room: Any, person: Any, artifa
     # "Go in now" (the page may have gone in by itself meanwhile: the link is then gone,
     # and a click would wait for it for ever)
     bob.evaluate("document.getElementById('go-in')?.click()")
-    expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible(timeout=10_000)
+    expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
     expect(bob.locator("#connection")).to_have_attribute("data-state", "live")
     shoot(bob, artifacts, "room-seat")
     problems += axe(bob, "room")

@@ -45,7 +45,7 @@ def enter(page: Any, server: Any, room: str, name: str, shots: Path | None = Non
 def in_room(page: Any, room: str) -> None:
     expect(page).to_have_url(re.compile(rf"/rooms/{room}(\?t=[0-9a-f]+)?$"))
     heading = page.get_by_role("heading", name=f"You are in {room}")
-    expect(heading).to_be_visible(timeout=10_000)  # after the "it's your turn" moment
+    expect(heading).to_be_visible()  # after the "it's your turn" moment
     expect(page.locator("#connection")).to_have_attribute("data-state", "live")
 
 
@@ -128,7 +128,7 @@ def test_a_reload_keeps_the_seat_and_a_closed_page_gives_it_up(
 
     ann.close()
     # The grace ran out, and the seat went to Bob unasked: his turn, then the room.
-    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible(timeout=10_000)
+    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible()
     in_room(bob, name)
     expect(bob.locator("#participants li")).to_have_count(1)
     expect(bob.locator("#participants")).to_contain_text("Bob")
@@ -168,7 +168,7 @@ def test_without_javascript_the_line_still_moves(server: Any, room: Any, person:
         pass  # the meta refresh: a check-in
     visiting.leave(ann, "Leave the room")
     in_room_url = re.compile(rf"/rooms/{name}(\?t=[0-9a-f]+&seat=1)?$")
-    expect(bob).to_have_url(in_room_url, timeout=10_000)
+    expect(bob).to_have_url(in_room_url)
     expect(bob.get_by_role("heading", name=f"You are in {name}")).to_be_visible()
     expect(bob.locator("#participants")).to_contain_text("Bob")
 
