@@ -55,10 +55,13 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length).decode()
+                raw = self.rfile.read(length)
                 if receiver.delay:
                     time.sleep(receiver.delay)
-                status = receiver.status
+                # A sender killed between its headers and its body leaves a short body: a
+                # real receiver refuses it (400) and the sender's retry brings it whole.
+                status = receiver.status if len(raw) == length else 400
+                body = raw.decode(errors="replace")
                 with receiver.lock:
                     receiver.received.append(
                         Received(
