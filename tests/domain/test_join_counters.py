@@ -233,3 +233,18 @@ def test_networks_are_slash_24_and_slash_64() -> None:
     assert network_of("::ffff:192.0.2.77") == "192.0.2.0/24"
     assert network_of("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64"
     assert network_of("unknown") == "unknown"
+
+
+@given(st.ip_addresses())
+def test_a_network_is_what_the_standard_library_says(ip: Any) -> None:
+    """``network_of`` masks by hand (every join pays it): the same text as
+    ``ipaddress.ip_network`` for any address, an IPv4 one written as IPv6 too."""
+    import ipaddress
+
+    mapped = ip.ipv4_mapped if ip.version == 6 else None
+    plain = mapped or ip
+    expected = str(
+        ipaddress.ip_network(f"{plain}/{24 if plain.version == 4 else 64}", strict=False)
+    )
+    assert network_of(str(ip)) == expected
+    assert network_of(ip.compressed) == network_of(ip.exploded) == expected

@@ -188,3 +188,16 @@ def test_a_flush_waits_for_every_write_made_before_it() -> None:
     assert behind.flush(timeout=5) is True
     assert sorted(sent) == list(range(5))
     assert behind.flush(timeout=0.1) is True  # nothing pending: at once
+
+
+def test_a_lingering_write_behind_sends_what_trickles_in_together() -> None:
+    """Writes made one by one within the linger go to Redis in one call, not one each."""
+    sent: list[list[int]] = []
+    behind: WriteBehind[str, int] = WriteBehind(
+        lambda key, args: sent.append(list(args)), linger=0.2
+    )
+    for i in range(5):
+        behind("a", i)
+        time.sleep(0.01)  # each alone, as requests arrive
+    assert behind.flush(timeout=5) is True
+    assert sent == [[0, 1, 2, 3, 4]]

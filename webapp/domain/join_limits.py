@@ -65,14 +65,20 @@ def ip_of(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return ip
 
 
+IPV6_NETWORK = ((1 << 128) - 1) ^ ((1 << 64) - 1)  # the /64 of an IPv6 address
+
+
 def network_of(address: str) -> str:
     """An address's network: its /24 (IPv4) or /64 (IPv6); the text itself if it is no
     address (a unix socket's peer)."""
     ip = ip_of(address)
     if ip is None:
         return address
-    bits = 24 if ip.version == 4 else 64
-    return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))
+    # what ip_network(strict=False) says, at a fraction of its cost (every join pays it)
+    if ip.version == 4:
+        a, b, c, _ = ip.packed
+        return f"{a}.{b}.{c}.0/24"
+    return f"{ipaddress.IPv6Address(int(ip) & IPV6_NETWORK)}/64"
 
 
 def bucket_ms(window: int) -> int:

@@ -90,6 +90,9 @@ __all__ = [
 
 UPKEEP_BATCH = 200
 IDLE_TTL = 172800  # seconds: an untouched room's runtime keys expire (room_lib.lua's)
+# seconds a join's prediction waits to go to Redis with others (WriteBehind's linger): a
+# flash crowd's predictions go many to a call; one admitted within it is not scored
+PREDICTION_LINGER = 0.01
 
 
 class WaitingRooms:
@@ -127,7 +130,7 @@ class WaitingRooms:
             self._check_ins = Coalescer(self.check_in_many, wait=coalesce)
             self._joins = Coalescer(self.join_many, wait=coalesce)
             self._predictions = Coalescer(self.predict_many, wait=coalesce)
-            self._later = WriteBehind(self.predict_many)
+            self._later = WriteBehind(self.predict_many, linger=PREDICTION_LINGER)
 
     def _now(self) -> str:
         return self.clock.for_scripts()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -168,12 +169,17 @@ class WriteBehind(Generic[K, A]):
     prediction, kept to score the estimates): the request that made one answers
     without a round trip for it, and a busy process sends one call per batch. The
     thread starts with the first write and then sleeps while there is nothing to send
-    (a daemon: it holds no process up). Lost on a crash or when ``send`` fails (said in
-    the log): use it only for what may be lost."""
+    (a daemon: it holds no process up). Woken by a write, it lingers ``linger`` seconds
+    before taking what is pending, so a busy process's writes go many to a call (at 500
+    joins a second, 10 ms gather about 5) instead of one each as they trickle in. Lost on
+    a crash or when ``send`` fails (said in the log): use it only for what may be lost."""
 
-    def __init__(self, send: Callable[[K, Sequence[A]], object], most: int = 256) -> None:
+    def __init__(
+        self, send: Callable[[K, Sequence[A]], object], most: int = 256, linger: float = 0.0
+    ) -> None:
         self.send = send
         self.most = most
+        self.linger = linger
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._pending: dict[K, list[A]] = {}
@@ -201,6 +207,9 @@ class WriteBehind(Generic[K, A]):
             with self._lock:
                 while not self._pending:
                     self._ready.wait()
+            if self.linger:
+                time.sleep(self.linger)  # others made meanwhile go in the same call
+            with self._lock:
                 pending, self._pending = self._pending, {}
                 self._sending = True
             self._send(pending)
