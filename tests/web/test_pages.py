@@ -135,7 +135,8 @@ def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     assert '<span class="big">1</span>' in html
-    assert re.search(r'hx-get="/rooms/hall/line\?seen=1&amp;t=[0-9a-f]{12}"', html)
+    poll = r'hx-get="/rooms/hall/line\?seen=1&amp;t=[0-9a-f]{12}(&amp;shown=[0-9.,]+)?"'
+    assert re.search(poll, html)
     assert re.search(r'hx-trigger="load delay:[0-9.]+s, every [0-9.]+s, retry"', html)
     refresh = r'http-equiv="refresh" content="[0-9]+;url=/rooms/hall/line\?t=[0-9a-f]+"'
     assert re.search(refresh, html)

@@ -150,6 +150,7 @@ def test_report_scores_the_estimates(panel: Panel, visits: Any, clock: Any) -> N
     visits.configure("hall", {"capacity": 1, "typical_stay_seconds": 60})
     first = visits.join("hall", identity="a").ticket.token
     second = visits.join("hall", identity="b").ticket.token
+    assert visits.rooms.written()  # the prediction told at the join, written behind
     for _ in range(4):
         clock.advance(10)
         visits.check_in("hall", second)

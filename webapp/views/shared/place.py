@@ -69,7 +69,10 @@ def poll(room: str, token: str) -> ResponseReturnValue:
     """The waiting page's check-in (htmx), or its reload without JavaScript."""
     if (gone := moved_away(room, token)) is not None:
         return gone
-    found = visits().place(room, token, shown=session.shown(room))
+    # htmx's poll carries the figure it shows in its URL, so a poll leaves the session
+    # (and its cookie) as it is; a reload without JavaScript reads it from the session
+    shown = (request.args.get("shown") if is_htmx() else None) or session.shown(room)
+    found = visits().place(room, token, shown=shown)
     if found.ended is not None:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # a seat is offered or held: it is this visitor's turn
@@ -247,7 +250,9 @@ def no_store(page: str) -> Response:
 
 def line_context(room: str, standing: Standing) -> dict[str, Any]:
     ticket = standing.ticket
-    session.keep_shown(room, standing.shown.dumps() if standing.shown else None)
+    shown = standing.shown.dumps() if standing.shown else None
+    if not is_htmx():  # a poll carries it in its URL instead (``poll``)
+        session.keep_shown(room, shown)
     seen = request.args.get("seen", type=int)
     guess = standing.estimate
     settings = reports().settings(room)
@@ -256,6 +261,7 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "room": room,
         "ticket": ticket,
         "you": public_id(ticket.token),
+        "shown": shown,  # the figure shown, for the next poll's URL
         # the words follow how right the room's estimates have been lately
         "wait": None if guess is None else wait_words(guess, poor=poor),
         "seconds": None if guess is None else round(guess.wait),
