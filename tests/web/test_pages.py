@@ -143,6 +143,24 @@ def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None
     assert 'aria-live="polite"' in html and "Leave the line" in html
 
 
+def test_a_poll_carries_its_figure_and_leaves_the_cookie_alone(
+    make_visitor: Any, make_room: Any
+) -> None:
+    """htmx's poll is the check-in of everyone in line: it answers without a Set-Cookie
+    (the session is as it was), and the figure it shows travels in the next poll's URL."""
+    make_room("hall", capacity=1, typical_stay_seconds=60)
+    make_visitor("Ann").join("hall")
+    bob = make_visitor("Bob")
+    html = bob.join("hall").get_data(as_text=True)
+    url = re.search(r'hx-get="(/rooms/hall/line\?[^"]+)"', html)
+    assert url and "shown=" in url.group(1)
+    for _ in range(2):
+        poll = bob.get(url.group(1).replace("&amp;", "&"), htmx=True)
+        assert poll.status_code == 200 and "Set-Cookie" not in poll.headers
+        url = re.search(r'hx-get="(/rooms/hall/line\?[^"]+)"', poll.get_data(as_text=True))
+        assert url and "shown=" in url.group(1)
+
+
 def test_joining_twice_keeps_the_same_place(make_visitor: Any, make_room: Any) -> None:
     """One person, one place: reloading the gate does not join again."""
     make_room("hall", capacity=1)
