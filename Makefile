@@ -68,6 +68,7 @@ bench: $(DEV)
 	$(PY) bench/redis_cost.py --million
 	$(PY) bench/api_throughput.py
 	$(PY) bench/api_throughput.py --threads 2
+	$(PY) bench/page_poll.py
 	$(PY) bench/ws_sizing.py --classes gevent --sockets 0,1000
 	$(PY) bench/chat_latency.py --members 200 --rate 20 --bare
 	$(PY) bench/room_ceiling.py

@@ -1,0 +1,132 @@
+"""The waiting page's poll next to the API's check-in: CPU per request in one process.
+
+Everyone in line polls, so the waiting page's htmx poll (``GET /rooms/<room>/line``
+with ``HX-Request``: a session cookie, the check-in, the partial template in the
+visitor's language) is the request a host serves most after the API's check-in
+(``GET /api/rooms/<room>/position/<token>``, answered before Flask). Issue 32 asks that
+the poll cost no more than the check-in. Both run here through the same WSGI stack (the
+app's test client: no sockets, no server), against a private redis-server pinned to
+the other core, in interleaved rounds; the figure is this process's CPU per request
+(``time.process_time``, Redis' own excluded), median over rounds, and the ratio.
+
+    .venv/bin/python bench/page_poll.py [--rounds 7] [--requests 300] [--profile]
+
+Loopback only; bounded; stops its redis-server on the way out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import logging
+import os
+import pstats
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from servers import start_redis
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN = "bench-admin-token-0123456789"
+ROOM = "bench-poll"
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+POLL = re.compile(r'hx-get="(/rooms/[^"]+/line\?[^"]+)"')
+
+
+def cpu_per_request(call: Callable[[], None], n: int) -> float:
+    """Microseconds of this process's CPU per call, over ``n`` calls."""
+    began = time.process_time()
+    for _ in range(n):
+        call()
+    return (time.process_time() - began) / n * 1e6
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--requests", type=int, default=300, help="per operation per round")
+    parser.add_argument("--profile", action="store_true", help="then cProfile 2,000 polls")
+    args = parser.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="poll-")))
+        port, redis_pid = start_redis(stack, workdir)
+        with contextlib.suppress(OSError):  # Redis on one core, this process on the other
+            os.sched_setaffinity(redis_pid, {1})
+            os.sched_setaffinity(0, {0})
+        os.environ.update(
+            REDIS_URL=f"redis://127.0.0.1:{port}/0",
+            WEBAPP_ADMIN_TOKEN=ADMIN,
+            WEBAPP_SECRET_KEY="bench-secret-" + "x" * 32,
+        )
+        sys.path.insert(0, str(ROOT))
+        logging.disable(logging.WARNING)  # the join limits' and the app's notes
+        from webapp import create_app
+
+        app = create_app()
+        api = app.test_client()
+        auth = {"Authorization": f"Bearer {ADMIN}"}
+        room = {"capacity": 1, "dropout_seconds": 3600, "session_seconds": 86400}
+        assert api.put(f"/api/admin/rooms/{ROOM}", json=room, headers=auth).status_code < 300
+        api.post(f"/api/rooms/{ROOM}/join", json={}, environ_base={"REMOTE_ADDR": "10.0.0.1"})
+        # a browser in line: the lobby's CSRF token, the join's POST, its waiting page
+        browser = app.test_client()
+        token = CSRF.search(browser.get("/").get_data(as_text=True))
+        assert token, "no CSRF token on the lobby"
+        joined = browser.post(
+            f"/rooms/{ROOM}/join",
+            data={"csrf_token": token.group(1), "name": "Bench"},
+            environ_base={"REMOTE_ADDR": "10.0.0.2"},
+        )
+        assert joined.status_code == 303, joined.status_code
+        found = POLL.search(browser.get(f"/rooms/{ROOM}").get_data(as_text=True))
+        assert found, "no poll on the waiting page"
+        url = [found.group(1).replace("&amp;", "&")]
+        # an app in line
+        reply = api.post(
+            f"/api/rooms/{ROOM}/join", json={}, environ_base={"REMOTE_ADDR": "10.0.0.3"}
+        )
+        check_in_url = f"/api/rooms/{ROOM}/position/{reply.get_json()['token']}"
+
+        def poll() -> None:  # as htmx does: the next poll's URL from this answer
+            answer = browser.get(url[0], headers={"HX-Request": "true"})
+            assert answer.status_code == 200, answer.status_code
+            nxt = POLL.search(answer.get_data(as_text=True))
+            assert nxt, "the poll's answer asks no next poll"
+            url[0] = nxt.group(1).replace("&amp;", "&")
+
+        def check_in() -> None:
+            answer = api.get(check_in_url)
+            assert answer.status_code == 200, answer.status_code
+
+        for each in (poll, check_in):
+            cpu_per_request(each, 100)  # warm
+        polls, checks, ratios = [], [], []
+        for _ in range(args.rounds):
+            polls.append(cpu_per_request(poll, args.requests))
+            checks.append(cpu_per_request(check_in, args.requests))
+            ratios.append(polls[-1] / checks[-1])
+        print("CPU of this process per request, medians of", args.rounds, "interleaved rounds")
+        print(f"  waiting page's poll (htmx)   {statistics.median(polls):7.0f} us")
+        print(f"  API check-in                 {statistics.median(checks):7.0f} us")
+        ratio = statistics.median(ratios)
+        verdict = "pass" if ratio <= 1.0 else "MISS"
+        print("goal (issue 32: the poll costs no more than the check-in)")
+        spread = f"rounds {min(ratios):.2f} to {max(ratios):.2f}"
+        print(f"  {verdict}  poll / check-in  {ratio:.2f} ({spread})")
+        if args.profile:
+            profile = cProfile.Profile()
+            profile.enable()
+            for _ in range(2000):
+                poll()
+            profile.disable()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats("webapp|jinja2|flask", 40)
+
+
+if __name__ == "__main__":
+    main()
