@@ -70,7 +70,7 @@ class Rates(NamedTuple):
     rate_error: float  # relative variance of ``service`` (it is measured, not known)
     drift: float = 0.0  # relative variance per second of wait: the pace may change meanwhile
     moved: float = 0.0  # ... and the most it adds to a wait's, however long
-    basis: str = "measured"  # "typical": from the admin's typical stay alone, nothing measured
+    basis: str = "measured"  # "typical": from the admin's typical stay, nothing measured
 
 
 def moments(stats: Mapping[str, float], event: str, now: float, tau: float = TAU) -> Moments:
