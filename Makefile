@@ -26,9 +26,10 @@ $(DEV): pyproject.toml | $(PY)
 # says otherwise (the address people reach it at, behind a proxy)
 run: export WEBAPP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 # The mailer (docs/operations.md, "Email") and the webhook worker (docs/webhooks.md) run
-# beside gunicorn and stop with it
+# beside gunicorn and stop with it. Not echoed: what it prints is the processes' log, in
+# one format (webapp/infra/logs.py)
 run: $(RUNTIME)
-	$(PY) -m webapp.workers.mailer & mailer=$$!; $(PY) -m webapp.workers.webhooks & hooks=$$!; \
+	@$(PY) -m webapp.workers.mailer & mailer=$$!; $(PY) -m webapp.workers.webhooks & hooks=$$!; \
 	trap 'kill $$mailer $$hooks 2>/dev/null' EXIT; \
 	$(VENV)/bin/gunicorn -c python:webapp.web.gunicorn_conf --bind $(HOST):$(PORT) 'webapp:create_app()'
 

@@ -74,3 +74,40 @@ def test_the_typical_stay_counts_only_before_five_holds():
     assert alone is not None and with_typical is not None
     assert 1 / alone.service == pytest.approx(hold)
     assert with_typical == alone
+
+
+def test_an_emailed_offer_ahead_counts_in_the_first_estimate(rooms, lobby):
+    """Nothing measured, typical stay 120 s, one seat: of the two in line the first gave
+    an email, so an offer holds its seat up to email_claim_seconds (180 s) for half the
+    line, and the second waits two turns of 120 + 90 s, not of 120 s."""
+    rooms.configure("busy", {"capacity": 1, "typical_stay_seconds": 120,
+                             "email_claim_seconds": 180})  # fmt: skip
+    lobby.join("busy")
+    lobby.join("busy", email="ann@example.com")
+    second = lobby.join("busy")
+    assert second.ticket.ahead == 1 and second.basis == "typical"
+    assert second.estimate is not None
+    assert second.estimate.wait == pytest.approx(2 * (120 + 180 / 2))
+
+
+def test_the_line_counts_who_gave_an_email(rooms, reports):
+    """The count of emails follows the line: a join with one, an email given and
+    removed, an admission and a leave from the line."""
+    rooms.configure("busy", {"capacity": 1})
+    seated = rooms.join("busy")
+    ann = rooms.join("busy", email="ann@example.com")
+    bob = rooms.join("busy")
+    assert reports.stats("busy")["line:emails"] == 1
+    assert reports.stats("busy")["line:waiting"] == 2
+    rooms.set_email("busy", bob.token, "bob@example.com")
+    rooms.set_email("busy", bob.token, "bob@example.org")  # a new address, still one
+    assert reports.stats("busy")["line:emails"] == 2
+    rooms.set_email("busy", bob.token, "")
+    assert reports.stats("busy")["line:emails"] == 1
+    rooms.set_email("busy", bob.token, "bob@example.com")
+    rooms.leave("busy", bob.token)
+    assert reports.stats("busy")["line:emails"] == 1
+    rooms.leave("busy", seated.token)  # ann is offered the seat: out of the line
+    assert rooms.check_in("busy", ann.token).state != "waiting"
+    assert reports.stats("busy")["line:emails"] == 0
+    assert pace.offer_hold(reports.stats("busy"), 180) == 0.0

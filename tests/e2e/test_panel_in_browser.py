@@ -153,6 +153,54 @@ def test_every_panel_page_passes_axe_and_is_photographed(panel_server: Server, p
     assert not found, "\n".join(found)
 
 
+# The room page's grids (the page's two parts, the actions' cards, the charts): each
+# column in use, and no item far shorter than its row, which leaves the column beside
+# the rest of that row empty.
+EMPTY_COLUMNS = """() => {
+  const found = [];
+  for (const grid of document.querySelectorAll('.admin-grid, .admin-side, .charts')) {
+    const style = getComputedStyle(grid);
+    if (style.display !== 'grid') continue;
+    const tracks = style.gridTemplateColumns.split(' ').filter(w => parseFloat(w) > 0);
+    const boxes = [...grid.children].map(c => [c.className, c.getBoundingClientRect()])
+      .filter(([, box]) => box.height > 0);
+    const lefts = new Set(boxes.map(([, box]) => Math.round(box.left)));
+    if (lefts.size < tracks.length) {
+      found.push(`${grid.className}: ${lefts.size} of ${tracks.length} columns used`);
+    }
+    for (const [name, box] of boxes) {
+      const row = boxes.filter(([, other]) => Math.abs(other.top - box.top) < 2);
+      const empty = Math.max(...row.map(([, other]) => other.bottom)) - box.bottom;
+      if (empty > 48) found.push(`${grid.className} > ${name}: ${Math.round(empty)} px empty`);
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_room_page_leaves_no_column_empty(
+    panel_server: Server, person: Any, width: int
+) -> None:
+    """A live room with nobody in it, a busy one and a waitlist, at 1280 and 390 px: every
+    column of the page's grids holds something, and nothing in them stands beside a
+    stretch of empty column (the line's column was empty beside the actions' before)."""
+    server, tag = panel_server, secrets.token_hex(3)
+    rooms = {"empty": f"empty-{tag}", "busy": f"busy-{tag}", "waitlist": f"list-{tag}"}
+    server.admin(rooms["empty"], capacity=3)
+    server.admin(rooms["busy"], capacity=3)
+    for _ in range(8):
+        server.api("POST", f"/api/rooms/{rooms['busy']}/join")
+    server.admin(rooms["waitlist"], kind="waitlist")
+    admin = person(width=width)
+    log_in(admin, server)
+    found = []
+    for what, room in rooms.items():
+        admin.goto(f"{server.url}/admin/rooms/{room}")
+        found += [f"{what} at {width} px: {gap}" for gap in admin.evaluate(EMPTY_COLUMNS)]
+    assert not found, "\n".join(found)
+
+
 def api_get(server: Server, room: str) -> dict[str, Any]:
     request = urllib.request.Request(
         f"{server.url}/api/admin/rooms/{room}",

@@ -120,8 +120,10 @@ def make_run(data_dir: Path, **env: str) -> Iterator[Run]:
 
 
 def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
-    """A first start: one line says the password was set, no traceback; a seat offered
-    to someone who gave an email is mailed through the SMTP server on loopback; Ctrl+C
+    """A first start: every line it prints is a log line in one format (gunicorn's and
+    the app's, no recipe echoed); one line says the password was set, no traceback; a
+    seat offered to someone who gave an email is mailed through the SMTP server on
+    loopback; Ctrl+C
     with a room socket open ends everything with no traceback, in one line (beside make's
     own "Interrupt")."""
     with (
@@ -152,6 +154,7 @@ def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
         stopped = run.ctrl_c()
         sock.close()
     assert started.count("set the password of 'admin'") == 1
+    assert not [line for line in started.splitlines() if not LOG_LINE.match(line)], started
     assert "Traceback" not in started and "VerifyMismatchError" not in started, started
     said = "\n".join(stopped)
     assert "Traceback" not in said and "Error" not in said, said
@@ -160,6 +163,11 @@ def test_make_run_mails_sets_the_password_once_and_stops_quietly(tmp_path):
     assert redis_servers_for(tmp_path) == []  # the embedded Redis stopped with the app
 
 
+# Every line make run prints, gunicorn's and the app's alike (webapp/infra/logs.py)
+LOG_LINE = re.compile(
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\] \[\d+\] "
+    r"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \S"
+)
 # make's own lines, not ours: its Interrupt, and the directory lines a nested make prints
 MAKES_OWN = re.compile(r"^make(\[\d+\])?: (\*\*\* .* Interrupt|(Entering|Leaving) directory .*)$")
 

@@ -281,11 +281,11 @@ def test_remove_and_end_seat_ask_first(panel, rooms, visits):
 
 
 def test_the_panel_says_when_nothing_is_measured(panel, rooms, visits, reports, clock):
-    """A new room: estimates from the typical stay alone, said; without a typical stay:
+    """A new room: estimates from the typical stay, said; without a typical stay:
     no estimate, said; once five stays are measured, nothing to say."""
     rooms.configure("hall", {"capacity": 1, "dropout_seconds": 3600})
     line_of(visits, 3)
-    note = "Wait estimates come from the typical stay alone (15 minutes)"
+    note = "Wait estimates come from the typical stay (15 minutes), with the longer hold"
     assert note in panel.page(ROOM)
     assert "from the typical stay: nothing measured yet" in panel.page("/admin/")
     rooms.configure("hall", {"typical_stay_seconds": None})

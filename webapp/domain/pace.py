@@ -70,7 +70,7 @@ class Rates(NamedTuple):
     rate_error: float  # relative variance of ``service`` (it is measured, not known)
     drift: float = 0.0  # relative variance per second of wait: the pace may change meanwhile
     moved: float = 0.0  # ... and the most it adds to a wait's, however long
-    basis: str = "measured"  # "typical": from the admin's typical stay alone, nothing measured
+    basis: str = "measured"  # "typical": from the admin's typical stay, nothing measured
 
 
 def moments(stats: Mapping[str, float], event: str, now: float, tau: float = TAU) -> Moments:
@@ -257,7 +257,11 @@ def strayed(newer: Releases | None, older: Releases | None, capacity: int) -> fl
 
 
 def rates(
-    stats: Mapping[str, float], now: float, capacity: int, typical: float | None = None
+    stats: Mapping[str, float],
+    now: float,
+    capacity: int,
+    typical: float | None = None,
+    email_claim: float = 0.0,
 ) -> Rates | None:
     """The room's release rate, its variability and the chance to stay; None if unknown.
 
@@ -275,13 +279,17 @@ def rates(
     admin's, or the table's default). Until MIN_HOLDS holds are measured it alone gives
     the pace (basis "typical"); from then on the measured pace alone does (basis
     "measured"), so that a default far from the room's real stays never biases what is
-    measured.
+    measured. A typical stay is the time a seat is used; its offer held it a while
+    before: ``offer_hold`` adds what the offers to people in line who gave an email may
+    hold (``email_claim``: the room's ``email_claim_seconds``). Measured holds count
+    their offers already.
     """
     recent = releases_seen(stats, now, capacity)
     if recent is None:
         if typical is None or typical <= 0 or capacity <= 0:
             return None
-        return Rates(capacity / typical, 1.0, 1.0, stay_share(stats, now), capacity,
+        turn = typical + offer_hold(stats, email_claim)
+        return Rates(capacity / turn, 1.0, 1.0, stay_share(stats, now), capacity,
                      TYPICAL_ERROR, basis="typical")  # fmt: skip
     longer = releases_seen(stats, now, capacity, ((LONG, 1.0),))
     short = releases_seen(stats, now, capacity, ((SHORT, 1.0),))
@@ -295,6 +303,22 @@ def rates(
     moved = AGAIN * max(minutes, hour)
     stay = stay_share(stats, now)
     return Rates(capacity / seen.turn, seen.c2, seen.cs2, stay, capacity, seen.error, drift, moved)
+
+
+def offer_hold(stats: Mapping[str, float], email_claim: float) -> float:
+    """Seat-seconds an offer holds its seat before it is taken, expected per release,
+    beyond a typical stay: an open page takes its offer within a poll (about a second
+    near the head), but a seat offered to someone who gave an email is held up to
+    ``email_claim`` seconds (room_lib.lua offer_window()) for the email's link. Who of
+    them closes their pages, and when they come back, is not known before offers are
+    measured, so each such offer counts its whole window (an upper bound: a late taker;
+    one that lapses frees its seat without a stay), weighted by the share of the line
+    that gave an email ("line:emails" of "line:waiting")."""
+    waiting = stats.get("line:waiting", 0.0)
+    if waiting <= 0 or email_claim <= 0:
+        return 0.0
+    emailed = min(max(stats.get("line:emails", 0.0), 0.0), waiting)
+    return email_claim * emailed / waiting
 
 
 def stay_share(stats: Mapping[str, float], now: float) -> float:

@@ -216,9 +216,16 @@ class Reports:
 
     def stats(self, room: str) -> dict[str, float]:
         """The room's statistics: counters as stored, and each event's decayed figures
-        (one field "n s q t" in Redis, room_lib.lua's record) as "<event>:n|s|q|t"."""
-        stats: dict[str, float] = {}
-        for field, value in texts(self.client.hgetall(self.keys.room(room).stats)).items():
+        (one field "n s q t" in Redis, room_lib.lua's record) as "<event>:n|s|q|t";
+        "line:waiting", the line's length as read with them (the share of it that gave
+        an email: ``pace.offer_hold``)."""
+        keys = self.keys.room(room)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(keys.stats)
+        pipe.zcard(keys.line)
+        stored, waiting = pipe.execute()
+        stats: dict[str, float] = {"line:waiting": float(waiting)}
+        for field, value in texts(stored).items():
             figures = value.split(" ")
             if len(figures) == 1:
                 stats[field] = float(value)

@@ -111,10 +111,12 @@ class RoomCache:
         kept = cached.rates.get(seats)
         if kept is not None and abs(now - kept[0]) < self.refresh:
             return kept[1]
-        typical = cached.settings.typical_stay_seconds
+        settings = cached.settings
         rates = pace.limited(
-            pace.rates(cached.stats, now, seats, typical), cached.settings.admit_per_minute
-        )
+            pace.rates(cached.stats, now, seats, settings.typical_stay_seconds,
+                       settings.email_claim_seconds),
+            settings.admit_per_minute,
+        )  # fmt: skip
         cached.rates[seats] = (now, rates)
         return rates
 

@@ -244,8 +244,9 @@ SETTINGS: tuple[Setting, ...] = (
     # A default, so that the first visitors of a new room see a wait (labelled as a first
     # estimate) rather than none until five stays are measured (docs/estimates.md).
     Setting("typical_stay_seconds", "Typical stay", "How long a person usually holds a "
-            "seat. Until five stays are measured, wait estimates come from it alone "
-            "(visitors see them labelled as a first estimate). 15 minutes unless you set "
+            "seat. Until five stays are measured, wait estimates come from it, with the "
+            "longer hold of seats offered to people who gave an email (visitors see them "
+            "labelled as a first estimate). 15 minutes unless you set "
             "it, a usual visit to a live chat, so that a new room's first visitors are "
             "told something rather than nothing. Empty: no estimate until stays are "
             "measured.",

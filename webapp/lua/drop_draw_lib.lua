@@ -139,6 +139,7 @@ local function drop_place(now, lease, limit, budget)
                 placed = placed + 1
                 redis.call('ZADD', K_LINE, t.seq, e.token)
                 put_ticket(e.token, t)
+                count_emailed(t, 1)
                 ids[#ids + 1] = e.id
             end
         end

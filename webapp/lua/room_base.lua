@@ -23,7 +23,8 @@
 --   identities   hash   identity -> its live ticket (one person, one place)
 --   ended        zset   ended ticket -> time it ended (remembered RETAIN seconds)
 --   stats        hash   time-decayed statistics: "<event>" = "n s q t" (record()), and
---                       counters: "count:<what>", "waits:*", "line:admitted", "free:from"
+--                       counters: "count:<what>", "waits:*", "line:admitted", "free:from",
+--                       "line:emails" (how many in line gave an email: count_emailed())
 --   clock        hash   the lease clock: seen (latest script run), skipped (seconds);
 --                       renewed (when every key's TTL was last renewed, see touch());
 --                       pace (the check-in windows' hint, room_windows.lua); placing

@@ -125,6 +125,7 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
             created(K_CHECKIN)
         end
         put_ticket(token, t)
+        count_emailed(t, 1)
     end
     count('joined', now)
     limits_count(limits, b)

@@ -80,6 +80,7 @@ local function end_ticket(token, t, why, now)
         end
     elseif t.st == 'waiting' then
         record('abandon', now, now - t.j)
+        count_emailed(t, -1)
     end
     count('ended_' .. why, now)  -- (a decayed count of its own had no reader)
     redis.call('HDEL', K_PREDICTIONS, token)
@@ -125,6 +126,7 @@ local function seat(token, t, now, deadline, state)
         created(K_SEATS)
     end
     if t.st == 'waiting' and t.seq then
+        count_emailed(t, -1)
         record('waited', now, now - t.j)
         count_wait(now - t.j)
         -- Every admission from the line is kept with its wait (a room's report reads

@@ -74,6 +74,22 @@ local function count(what, now)
     end
 end
 
+-- How many in line gave an email ("line:emails"): their offers are held up to
+-- email_claim_seconds (offer_window()), which the first estimate counts (pace.py
+-- offer_hold). `t` joins the count (by 1) or leaves it (by -1) while it is in the line
+-- (a number in it, not in a drop's pre-queue) with an email.
+local function count_emailed(t, by)
+    if t.em and t.em ~= '' and t.seq and not t.pq then
+        local n = redis.call('HINCRBY', K_STATS, 'line:emails', by)
+        if n < 0 then  -- the line outlived an idle room's statistics: count from none
+            redis.call('HSET', K_STATS, 'line:emails', 0)
+        end
+        if n <= 1 then
+            created(K_STATS)
+        end
+    end
+end
+
 -- Upper bounds (seconds) of the buckets of experienced waits: "waits:le:<bound>" counts
 -- the admissions from the line whose wait fell in that bucket (not cumulative), and
 -- "waits:sum" adds the waits up.
