@@ -8,6 +8,14 @@ Secure behind HTTPS), so logging out or removing the account ends it at once and
 idle one expires. Until login, ``/admin`` pages (the login form and its CSRF token) use
 the signed cookie too: nothing is stored in Redis for someone who has not logged in.
 
+A visitor's cookie changes only when their session does, and a waiting page's polls
+leave it alone, so the same signed cookie comes back every few seconds. Its signature is
+checked once per process: a verified cookie's contents are kept (``VERIFIED_KEPT`` of
+them, least recently used out) with the time it was signed, and a later request with
+the very same text gets a copy, as long as it is younger than the session's lifetime
+(the age rule of itsdangerous). Only text whose signature was checked is ever kept, so a
+forged or altered cookie is checked, and refused, every time.
+
 Flask-Session was the other candidate; it replaces the whole app's session, reads the
 app-wide cookie name and lifetime in ``open_session``/``save_session`` (so a separate
 cookie meant rewriting both), refuses Redis Cluster clients and keeps raw session ids
@@ -16,11 +24,16 @@ as key names. This module is the small part of it the panel needs.
 
 from __future__ import annotations
 
+import copy
 import logging
+import threading
+import time
+from collections import OrderedDict
 from typing import Any
 
 from flask import Flask, Request, Response, request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
+from itsdangerous import BadSignature
 from redis.exceptions import RedisError
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -37,6 +50,7 @@ def in_panel(path: str) -> bool:
 
 
 REDIS_FAILED = "webapp.redis_failed"  # environ: the Redis error this request already met
+VERIFIED_KEPT = 4096  # visitors' signed cookies a process keeps verified (about 1 KB each)
 
 
 class PanelSession(SecureCookieSession):
@@ -54,6 +68,9 @@ class PanelSessionInterface(SecureCookieSessionInterface):
     def __init__(self, sessions: AdminSessions, admins: Admins) -> None:
         self.sessions = sessions
         self.admins = admins
+        # a verified cookie's text -> (when it was signed, its contents: never handed out)
+        self._verified: OrderedDict[str, tuple[int, dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
         if "HTTP_COOKIE" not in request.environ and app.secret_key:
@@ -72,7 +89,32 @@ class PanelSessionInterface(SecureCookieSessionInterface):
                 return found
         if app.config["SESSION_COOKIE_NAME"] not in request.cookies and app.secret_key:
             return self.session_class()  # only other cookies: as above
-        return super().open_session(app, request)
+        return self._signed_cookie(app, request)
+
+    def _signed_cookie(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        """Flask's ``open_session``, with the signature checked once per cookie text."""
+        text = request.cookies.get(self.get_cookie_name(app))
+        if not text or not app.secret_key:
+            return super().open_session(app, request)
+        max_age = int(app.permanent_session_lifetime.total_seconds())
+        with self._lock:
+            kept = self._verified.get(text)
+            if kept is not None:
+                self._verified.move_to_end(text)
+        if kept is not None and 0 <= int(time.time()) - kept[0] <= max_age:  # itsdangerous' rule
+            return self.session_class(copy.deepcopy(kept[1]))
+        serializer = self.get_signing_serializer(app)
+        if serializer is None:
+            return None
+        try:
+            data, signed = serializer.loads(text, max_age=max_age, return_timestamp=True)
+        except BadSignature:  # forged, altered or expired: a new session, as Flask's
+            return self.session_class()
+        with self._lock:
+            self._verified[text] = (int(signed.timestamp()), data)
+            while len(self._verified) > VERIFIED_KEPT:
+                self._verified.popitem(last=False)
+        return self.session_class(copy.deepcopy(data))
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         if not isinstance(session, PanelSession):
