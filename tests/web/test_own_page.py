@@ -146,3 +146,17 @@ def test_the_editor_is_behind_the_login(app: Flask, make_room: Any) -> None:
     client = app.test_client()
     for path in ("/admin/rooms/hall/page", "/admin/rooms/hall/page/preview"):
         assert client.get(path).status_code in (302, 303, 401)
+
+
+def test_a_preview_leaves_the_editors_message_alone(panel: Any, make_room: Any) -> None:
+    """The frames post the template as it is typed, and one may arrive between "Save"
+    and the page it leads to: the "Saved" message is still there (a preview that took
+    it left the editor saying nothing, as a loaded browser test once saw)."""
+    make_room("hall", title="Acme")
+    token = panel.csrf("/admin/")  # the editor's page had it: no page is asked for between
+    form = {"page_template": "<p>{{position}}</p>", "csrf_token": token}
+    saved = panel.client.post("/admin/rooms/hall/page", data=form)
+    assert saved.status_code == 303
+    typed = panel.client.post("/admin/rooms/hall/page/preview", data=form)
+    assert typed.status_code == 200 and "Saved" not in typed.get_data(as_text=True)
+    assert "Saved: Page template" in panel.page(saved.location)
