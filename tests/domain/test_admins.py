@@ -24,6 +24,20 @@ def test_workers_starting_together_set_the_password_once(r, keys):
     assert workers[0].ensure("admin", "another long password")  # a new one replaces it
 
 
+def test_a_worker_starting_beside_the_one_that_sets_it_waits_for_it(r, keys):
+    """A slow hash in the first worker: the second returns only once the account is
+    there, so it never serves the panel as if there were none."""
+    slow = PasswordHasher(time_cost=3, memory_cost=65536, parallelism=1)
+    first, second = Admins(r, keys, hasher=slow), Admins(r, keys, hasher=CHEAP)
+    with ThreadPoolExecutor(2) as pool:
+        setting = pool.submit(first.ensure, "admin", "a long enough password")
+        while not r.exists(keys.admins_ensure) and not setting.done():
+            pass  # the first holds the lock
+        assert second.ensure("admin", "a long enough password") is False
+        assert second.stamp("admin") is not None  # the account was there when it returned
+        assert setting.result() is True
+
+
 def test_a_wrong_password_is_an_answer_in_the_hashing_thread(r, keys):
     """The check runs where ``hashing`` puts it (a thread pool under gevent) and comes
     back as False: nothing is raised there to be printed as a traceback."""

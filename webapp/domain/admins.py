@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import secrets
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,6 +34,7 @@ MIN_PASSWORD = 12
 MAX_PASSWORD = 1024  # argon2 takes any length; a bound keeps a login's work bounded
 HASHER = PasswordHasher()  # argon2id with the library's current recommended costs
 ENSURE_LOCK_MS = 30_000  # the most one process's setting of a password may take
+ENSURE_POLL = 0.05  # seconds between the other processes' looks at whether it is done
 
 
 def _matches(hasher: PasswordHasher, stored: str, password: str) -> bool:
@@ -73,12 +75,14 @@ class Admins:
         keys: Keys,
         hasher: PasswordHasher | None = None,
         hashing: Callable[[Callable[[], Any]], Any] = _call,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.client = client
         self.key = keys.admins
         self.ensure_lock = keys.admins_ensure
         self.hasher = hasher or HASHER
         self.hashing = hashing  # how hashing work is run (off the event loop, say)
+        self.sleep = sleep  # while another process sets the start's password
 
     def add(self, name: str, password: str) -> bool:
         """Adds the account, or replaces its password; True when it is new."""
@@ -113,8 +117,14 @@ class Admins:
     def ensure(self, name: str, password: str) -> bool:
         """Makes ``password`` the account's unless it already is; True when written.
         Processes that start together (gunicorn's workers) leave it to the first: the
-        others return False at once, so it is set once."""
+        others wait until it is done (at most the lock's life) and return False, so it
+        is set once and no process serves the panel's "no account yet" 404 meanwhile
+        (a newcomer opening /admin just after ``make run`` got one for 3 s)."""
         if not self.client.set(self.ensure_lock, "1", nx=True, px=ENSURE_LOCK_MS):
+            waited = 0.0
+            while self.client.exists(self.ensure_lock) and waited < ENSURE_LOCK_MS / 1000:
+                self.sleep(ENSURE_POLL)
+                waited += ENSURE_POLL
             return False
         try:
             if self.verify(name, password):
