@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -60,17 +61,26 @@ from webapp.domain.tickets import new_ticket  # noqa: E402
 
 ADMIN = "bench-admin-token-0123456789"
 CONNECTIONS = 32  # wrk's connections at full load
+RENEWALS = 12_000  # seats whose old passes the renewal row presents, each once
+RENEW_AFTER = 60  # the room's pass_renew_seconds then: passes last 120 s, joins take a while
 GAP_MS = 10  # at half load each connection pauses this long between requests
 ORIGIN = "server {\n    listen 80;\n    location / {\n        return 200 'Origin page';\n    }\n}\n"
 DELAY = "local gap = tonumber(os.getenv('WRK_GAP_MS'))\nfunction delay()\n  return gap\nend\n"
 # Each request with the next of many passes (one per line of $WRK_PASSES): more than a
-# worker keeps as verified, so every check is a signature check
+# worker keeps as verified, so every check is a signature check. wrk's two threads take
+# every other one (setup() numbers them), so no pass goes out twice before the list is
+# used up: a renewal rotates its pass, and a second use would be a copy's (401).
 ROTATE = """local passes = {}
 for line in io.lines(os.getenv("WRK_PASSES")) do passes[#passes + 1] = line end
-local i = math.random(#passes)
+local threads = 0
+function setup(thread)
+  thread:set("first", threads)
+  threads = threads + 1
+end
+local i = nil
 request = function()
-  i = i % #passes + 1
-  return wrk.format("GET", nil, {["Authorization"] = "Bearer " .. passes[i]})
+  i = (i or first - 2) + 2
+  return wrk.format("GET", nil, {["Authorization"] = "Bearer " .. passes[i % #passes + 1]})
 end
 """
 
@@ -128,6 +138,22 @@ def wrk(url: str, seconds: float, scratch: Path, header: str = "", rate: float =
     return Load(rps, p50, p99, count)
 
 
+def joined_passes(base: str, count: int) -> list[str]:
+    """The passes of ``count`` joins of the site room, each from an address and a
+    network of its own (the join limits count every one and refuse none)."""
+
+    def join(i: int) -> str:
+        request = urllib.request.Request(
+            f"{base}/api/rooms/shop/join", data=b"", method="POST",
+            headers={"X-Forwarded-For": f"10.{i % 256}.{i // 256 % 256}.{i * 7 % 250 + 1}"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return str(json.load(reply)["pass"])
+
+    with ThreadPoolExecutor(16) as pool:
+        return list(pool.map(join, range(count)))
+
+
 def call(url: str, method: str = "GET", body: dict[str, object] | None = None) -> dict[str, object]:
     data = json.dumps(body).encode() if body is not None else (b"" if method != "GET" else None)
     request = urllib.request.Request(url, data=data, method=method, headers={
@@ -172,10 +198,21 @@ def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
         if label.endswith("passes"):
             header, rotate = "", many
         elif label == "renewal":
-            call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 10})
-            old = str(call(f"{base}/api/rooms/shop/join", "POST")["pass"])
-            time.sleep(10.5)  # past half its life (10 s of 20): every check renews
-            header = f"Authorization: Bearer {old}"
+            # A renewal rotates the pass (one holder per pass), so each seat's old pass
+            # renews once: RENEWALS seats, each presented once, past half its life
+            settings: dict[str, object] = {
+                "pass_renew_seconds": RENEW_AFTER,
+                "capacity": RENEWALS + 100,
+            }
+            call(f"{base}/api/admin/rooms/shop", "PUT", settings)
+            old = scratch / "old-passes.txt"
+            began = time.monotonic()
+            old.write_text("".join(p + "\n" for p in joined_passes(base, RENEWALS)))
+            joining = time.monotonic() - began
+            if joining + seconds > RENEW_AFTER:  # the first ones would expire meanwhile
+                raise RuntimeError(f"{RENEWALS} joins took {joining:.0f} s: too slow here")
+            time.sleep(RENEW_AFTER + 0.5)  # the last one past half its life too
+            header, rotate = "", old
         cpu = tree_cpu(app_pid)
         load = wrk(f"{base}/gate/shop", min(seconds, 8), scratch, header, passes=rotate)
         used = tree_cpu(app_pid) - cpu
