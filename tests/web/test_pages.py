@@ -161,6 +161,23 @@ def test_a_poll_carries_its_figure_and_leaves_the_cookie_alone(
         assert url and "shown=" in url.group(1)
 
 
+def test_a_poll_with_a_made_up_figure_is_answered_as_one_without(
+    make_visitor: Any, make_room: Any
+) -> None:
+    """The figure in the poll's URL comes from the client: anything that is not one is
+    ignored (the raw estimate is shown), never a 500."""
+    make_room("hall", capacity=1, typical_stay_seconds=60)
+    make_visitor("Ann").join("hall")
+    bob = make_visitor("Bob")
+    html = bob.join("hall").get_data(as_text=True)
+    url = re.search(r'hx-get="(/rooms/hall/line\?[^"]+)"', html)
+    assert url
+    plain = re.sub(r"&amp;shown=[^&]*", "", url.group(1)).replace("&amp;", "&")
+    for made_up in ("nan,nan,nan", "1e309,1,1", "-5,1,1", "x" * 5000, "1,2", ",,,,"):
+        poll = bob.get(f"{plain}&shown={made_up}", htmx=True)
+        assert poll.status_code == 200 and 'class="big">1<' in poll.get_data(as_text=True)
+
+
 def test_joining_twice_keeps_the_same_place(make_visitor: Any, make_room: Any) -> None:
     """One person, one place: reloading the gate does not join again."""
     make_room("hall", capacity=1)
