@@ -62,6 +62,7 @@ from webapp.domain.tickets import new_ticket  # noqa: E402
 ADMIN = "bench-admin-token-0123456789"
 CONNECTIONS = 32  # wrk's connections at full load
 RENEWALS = 12_000  # seats whose old passes the renewal row presents, each once
+PACED_RENEWALS = 6_000  # more, for the renewal row at half load
 RENEW_AFTER = 60  # the room's pass_renew_seconds then: passes last 120 s, joins take a while
 GAP_MS = 10  # at half load each connection pauses this long between requests
 ORIGIN = "server {\n    listen 80;\n    location / {\n        return 200 'Origin page';\n    }\n}\n"
@@ -117,15 +118,17 @@ def wrk(url: str, seconds: float, scratch: Path, header: str = "", rate: float =
     argv = [wrk_binary(), "-t2", f"-d{seconds:.0f}s", "--latency", "--timeout", "5s"]
     env = dict(os.environ)
     connections = CONNECTIONS
+    script = ""
     if rate:
-        (scratch / "paced.lua").write_text(DELAY)
-        argv += ["-s", str(scratch / "paced.lua")]
+        script += DELAY
         env["WRK_GAP_MS"] = str(GAP_MS)
         connections = max(2, round(rate * GAP_MS / 1000))
-    elif passes is not None:
-        (scratch / "rotate.lua").write_text(ROTATE)
-        argv += ["-s", str(scratch / "rotate.lua")]
+    if passes is not None:
+        script += ROTATE
         env["WRK_PASSES"] = str(passes)
+    if script:
+        (scratch / "load.lua").write_text(script)
+        argv += ["-s", str(scratch / "load.lua")]
     argv += [f"-c{connections}"] + (["-H", header] if header else [])
     out = subprocess.run([*argv, url], capture_output=True, text=True, env=env, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
@@ -193,6 +196,7 @@ def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
     many.write_text("".join(minter.issue("shop", new_ticket()[0], 3600, time.time()) + "\n"
                             for _ in range(count)))  # fmt: skip
     rows = []
+    paced = scratch / "old-passes-paced.txt"  # written with the renewal row's passes
     for label in ("fresh, one pass", f"fresh, {count} passes", "renewal"):
         header, rotate = f"Authorization: Bearer {one}", None
         if label.endswith("passes"):
@@ -202,28 +206,36 @@ def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
             # renews once: RENEWALS seats, each presented once, past half its life
             settings: dict[str, object] = {
                 "pass_renew_seconds": RENEW_AFTER,
-                "capacity": RENEWALS + 100,
+                "capacity": RENEWALS + PACED_RENEWALS + 100,
             }
             call(f"{base}/api/admin/rooms/shop", "PUT", settings)
             old = scratch / "old-passes.txt"
             began = time.monotonic()
-            old.write_text("".join(p + "\n" for p in joined_passes(base, RENEWALS)))
+            joined = joined_passes(base, RENEWALS + PACED_RENEWALS)
+            old.write_text("".join(p + "\n" for p in joined[:RENEWALS]))
+            paced.write_text("".join(p + "\n" for p in joined[RENEWALS:]))
             joining = time.monotonic() - began
-            if joining + seconds > RENEW_AFTER:  # the first ones would expire meanwhile
-                raise RuntimeError(f"{RENEWALS} joins took {joining:.0f} s: too slow here")
+            if joining + 2 * seconds + 1 > RENEW_AFTER:  # the first would expire meanwhile
+                raise RuntimeError(f"{len(joined)} joins took {joining:.0f} s: too slow here")
             time.sleep(RENEW_AFTER + 0.5)  # the last one past half its life too
             header, rotate = "", old
         cpu = tree_cpu(app_pid)
         load = wrk(f"{base}/gate/shop", min(seconds, 8), scratch, header, passes=rotate)
         used = tree_cpu(app_pid) - cpu
         rows.append((label, load, load.rps * min(seconds, 8) / used if used else 0.0))
+    # the renewal's latency at half its full-load rate (at full load p50 is the queue)
+    half = rows[-1][1].rps / 2
+    cpu = tree_cpu(app_pid)
+    load = wrk(f"{base}/gate/shop", min(seconds, 8), scratch, rate=half, passes=paced)
+    used = tree_cpu(app_pid) - cpu
+    rows.append(("renewal, half load", load, load.rps * min(seconds, 8) / used if used else 0.0))
     print("\ngate checks, straight at the app (per core-s: checks per CPU second of gunicorn)")
     print(f"{'pass':<21} {'checks/s':>9} {'per core-s':>11} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'errors':>7}")  # fmt: skip
     for label, load, per_core in rows:
         print(f"{label:<21} {load.rps:>9.0f} {per_core:>11.0f} {load.p50:>8.2f} "
               f"{load.p99:>8.2f} {load.errors:>7}")  # fmt: skip
-    return rows[0][2], rows[1][2], rows[2][1].p50
+    return rows[0][2], rows[1][2], rows[3][1].p50
 
 
 def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch: Path,
@@ -287,7 +299,7 @@ def bench(stack: contextlib.ExitStack, seconds: float) -> None:
               f"{'pass' if figure >= 2000 else 'MISS'}")  # fmt: skip
     print(f"  gated page with the cache >= 0.8 of ungated (median of three): {share:.2f} "
           f"{'pass' if share >= 0.8 else 'MISS'}")  # fmt: skip
-    print(f"  renewal p50 < 5 ms (issue 32: one script call): {renewal:.2f} ms "
+    print(f"  renewal p50 < 5 ms at half load (issue 32: one script call): {renewal:.2f} ms "
           f"{'pass' if renewal < 5 else 'MISS'}")  # fmt: skip
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at the end: {load}")
