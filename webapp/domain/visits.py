@@ -24,6 +24,7 @@ from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.lobby import Lobby, Standing
+from webapp.domain.moves import moved_from
 from webapp.domain.reports import Ended, Reports
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, TicketNotFound, WaitingRooms
 from webapp.domain.seat_passes import ROOM, Revocations
@@ -40,7 +41,8 @@ PACED_ROOMS = 10_000  # rooms whose last hint a process remembers (then it start
 class Place(NamedTuple):
     """One of a visitor's tickets as a page shows it: ``state`` is waiting (``standing``
     set), turn (a seat is offered: claim it by going in), seated (holds a seat), or ended
-    (``ended`` set). ``left``: seconds the seat is held without going in."""
+    (``ended`` set), or moved (to another browser: ``Visits.page_place``). ``left``:
+    seconds the seat is held without going in."""
 
     room: str
     state: str
@@ -163,7 +165,21 @@ class Visits:
         alive); an offered or held seat is only looked at, so a page that is not the
         room neither claims it nor keeps it beyond its own deadline; an ended ticket
         says why. Never joins."""
-        state = self.reports.ticket_state(room, token)
+        return self._place(room, token, shown, self.reports.ticket_state(room, token))
+
+    def page_place(
+        self, room: str, token: str, holder: str | None, shown: str | None = None
+    ) -> Place:
+        """As ``place``, for a page of the browser ``holder`` (its id as a moved place's
+        holder; None: it never took one): state "moved" if the place went to another
+        browser (``Moves``), found in the same round trip as the ticket's state. The
+        waiting page's poll, which every visitor in line makes."""
+        state, current = self.reports.ticket_look(room, token)
+        if moved_from(current, holder):
+            return Place(room, "moved")
+        return self._place(room, token, shown, state)
+
+    def _place(self, room: str, token: str, shown: str | None, state: str | None) -> Place:
         if state in ("offered", "admitted"):
             deadline = self.reports.seat_deadline(room, token)
             if deadline is not None and deadline > self.reports.now():
