@@ -53,11 +53,13 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     from webapp.views.api import lean
     from webapp.views.ops import metrics as metrics_views
     from webapp.views.shared import errors, extras
+    from webapp.views.visitor import lean_poll
     from webapp.web import i18n, security
 
     i18n.init_app(app)  # the visitor's language; compiles the catalogues if need be
     errors.init_app(app)
     lean.init_app(app, services)  # a live room's check-in and join without Flask
+    lean_poll.init_app(app, services)  # the waiting page's poll of a place still waiting
     if app.config["PROXY_COUNT"]:
         # X-Forwarded-Prefix: the app mounted under a path (https://shop.example/queue/):
         # every URL it builds (url_for: links, assets, htmx, forms, the websocket) has it.

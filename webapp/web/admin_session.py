@@ -96,25 +96,35 @@ class PanelSessionInterface(SecureCookieSessionInterface):
         text = request.cookies.get(self.get_cookie_name(app))
         if not text or not app.secret_key:
             return super().open_session(app, request)
+        data = self.verified(app, text)
+        return self.session_class() if data is None else self.session_class(copy.deepcopy(data))
+
+    def verified(self, app: Flask, text: str) -> dict[str, Any] | None:
+        """The contents of a visitor's signed cookie (``text``), its signature checked
+        once per process; None if forged, altered or expired. What is kept: a caller
+        only reads it (``open_session`` hands out a copy; the waiting page's lean poll
+        reads it outside Flask)."""
         max_age = int(app.permanent_session_lifetime.total_seconds())
         with self._lock:
             kept = self._verified.get(text)
             if kept is not None:
                 self._verified.move_to_end(text)
         if kept is not None and 0 <= int(time.time()) - kept[0] <= max_age:  # itsdangerous' rule
-            return self.session_class(copy.deepcopy(kept[1]))
+            return kept[1]
         serializer = self.get_signing_serializer(app)
         if serializer is None:
             return None
         try:
             data, signed = serializer.loads(text, max_age=max_age, return_timestamp=True)
         except BadSignature:  # forged, altered or expired: a new session, as Flask's
-            return self.session_class()
+            return None
+        if not isinstance(data, dict):
+            return None
         with self._lock:
             self._verified[text] = (int(signed.timestamp()), data)
             while len(self._verified) > VERIFIED_KEPT:
                 self._verified.popitem(last=False)
-        return self.session_class(copy.deepcopy(data))
+        return data
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         if not isinstance(session, PanelSession):

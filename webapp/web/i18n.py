@@ -16,6 +16,9 @@ from __future__ import annotations
 import functools
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +30,7 @@ from babel.support import NullTranslations, Translations
 from flask import Flask, Response, has_request_context, request
 from flask_babel import (
     Babel,
+    force_locale,
     format_datetime,
     get_locale,
     get_translations,
@@ -34,6 +38,8 @@ from flask_babel import (
 )
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
+from werkzeug.datastructures import LanguageAccept
+from werkzeug.http import parse_accept_header
 
 log = logging.getLogger(__name__)
 PACKAGE = Path(__file__).resolve().parents[1]  # webapp/, where the wheel puts translations/
@@ -55,12 +61,29 @@ DEFAULT = "en"
 COOKIE = "lang"
 COOKIE_MAX_AGE = 365 * 24 * 3600
 TRANSLATIONS = "webapp.translations"  # where a request keeps its catalogue (its environ)
+_SPOKEN: ContextVar[NullTranslations | None] = ContextVar("webapp.spoken", default=None)
+
+
+@contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """The words and formats in ``language`` outside a request (the waiting page's lean
+    poll, in an application context): Flask-Babel's locale forced, and its catalogue
+    looked up once for every word (``page_translations``)."""
+    with force_locale(language):
+        token = _SPOKEN.set(get_translations())
+        try:
+            yield
+        finally:
+            _SPOKEN.reset(token)
 
 
 def page_translations() -> NullTranslations:
     """The catalogue of the request's language, looked up once per request. Flask-Babel
     looks it up again for every word (several calls through its context each time):
     on the waiting page's poll, ten words cost a tenth of the request's CPU."""
+    spoken = _SPOKEN.get()
+    if spoken is not None:
+        return spoken
     if not has_request_context():
         return get_translations()  # type: ignore[no-any-return]
     environ = request.environ
@@ -138,15 +161,26 @@ def select_language() -> str:
     them (19:09 in Britain, 7:09 PM in the US)."""
     if request.path.startswith("/admin"):  # the panel stays English, whatever is chosen
         return DEFAULT
-    chosen = request.cookies.get(COOKIE, "")
+    return choose_language(
+        request.cookies.get(COOKIE, ""), request.headers.get("Accept-Language", "")
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def choose_language(chosen: str, accept: str) -> str:
+    """The language of a visitor's page from the ``lang`` cookie and the
+    ``Accept-Language`` header (``select_language``; the waiting page's lean poll asks
+    it too, outside Flask). Browsers send a few distinct headers, so each is parsed once
+    per process."""
+    accepted = parse_accept_header(accept, LanguageAccept)
     if chosen not in LANGUAGES:
-        chosen = request.accept_languages.best_match(LANGUAGES, default=DEFAULT) or DEFAULT
-    return regional(chosen)
+        chosen = accepted.best_match(LANGUAGES, default=DEFAULT) or DEFAULT
+    return regional(chosen, accepted)
 
 
-def regional(language: str) -> str:
+def regional(language: str, accepted: LanguageAccept) -> str:
     """``language`` with the region of the browser's first regional tag of it, if any."""
-    for tag, _quality in request.accept_languages:
+    for tag, _quality in accepted:
         try:
             locale = Locale.parse(tag, sep="-")
         except (ValueError, TypeError, UnknownLocaleError):

@@ -154,11 +154,16 @@ def room_headers(response: Response) -> Response:
     room = (request.view_args or {}).get("room")
     if room and response.mimetype == "text/html" and response.status_code < 500:
         with contextlib.suppress(RoomError, RedisError):
-            settings = reports().settings(room)
-            parts = urlsplit(settings.site_url)
-            origin = f"{parts.scheme}://{parts.netloc}"
-            site = origin if parts.netloc and ORIGIN.fullmatch(origin) else ""
-            policy = room_policy(settings, site) or (page_policy(site) if site else None)
+            policy = pages_policy(reports().settings(room))
             if policy:
                 response.headers["Content-Security-Policy"] = policy
     return response
+
+
+def pages_policy(settings: RoomSettings) -> str | None:
+    """The policy of a room's pages, if not every page's (``room_headers``; the waiting
+    page's lean poll sets it too)."""
+    parts = urlsplit(settings.site_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    site = origin if parts.netloc and ORIGIN.fullmatch(origin) else ""
+    return room_policy(settings, site) or (page_policy(site) if site else None)

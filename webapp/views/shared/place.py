@@ -67,12 +67,13 @@ def show(room: str, token: str) -> ResponseReturnValue:
 
 def poll(room: str, token: str) -> ResponseReturnValue:
     """The waiting page's check-in (htmx), or its reload without JavaScript."""
-    if (gone := moved_away(room, token)) is not None:
-        return gone
     # htmx's poll carries the figure it shows in its URL, so a poll leaves the session
     # (and its cookie) as it is; a reload without JavaScript reads it from the session
     shown = (request.args.get("shown") if is_htmx() else None) or session.shown(room)
-    found = visits().place(room, token, shown=shown)
+    found = visits().page_place(room, token, session.holder(room), shown=shown)
+    if found.state == "moved":
+        session.forget_moved(room, token)
+        return moved_page(room, token)
     if found.ended is not None:
         return ended_page(room, mark(room, token, found.ended.why), here=False)
     if found.standing is None:  # a seat is offered or held: it is this visitor's turn
@@ -94,6 +95,10 @@ def moved_away(room: str, token: str) -> ResponseReturnValue | None:
     """The "moved" state for a page of a browser whose place went to another one."""
     if not session.gave_away(room, token):
         return None
+    return moved_page(room, token)
+
+
+def moved_page(room: str, token: str) -> ResponseReturnValue:
     return ended_page(room, session.EndedMark(public_id(token), "moved", False), here=False)
 
 
@@ -149,14 +154,26 @@ def room_config() -> dict[str, Any]:
 
 
 def waiting_page(room: str, standing: Standing) -> ResponseReturnValue:
-    page = "_line_status.html" if is_htmx() else "waiting.html"
-    return no_store(render_template(page, **line_context(room, standing)))
+    polled = is_htmx()
+    shown = standing.shown.dumps() if standing.shown else None
+    if not polled:  # a poll carries it in its URL instead (``poll``)
+        session.keep_shown(room, shown)
+    page = "_line_status.html" if polled else "waiting.html"
+    context = line_context(
+        room,
+        standing,
+        polled=polled,
+        seen=request.args.get("seen", type=int),
+        start=session.start(room, standing.ticket.position),
+        email=session.email(room),
+    )
+    return no_store(render_template(page, **context))
 
 
 def turn_page(room: str, token: str, found: Place) -> ResponseReturnValue:
     """ "It's your turn": the waiting page's polled part (htmx), which goes in."""
     session.welcome(room)
-    context = {"room": room, "turn": found, "you": public_id(token)}
+    context = {"room": room, "turn": found, "you": public_id(token), "polled": is_htmx()}
     return no_store(render_template("_line_status.html", **context))
 
 
@@ -169,8 +186,10 @@ def ended_page(room: str, ended: session.EndedMark, here: bool) -> ResponseRetur
     line (``line.status``) is gone: 410."""
     found = reports().ended(room, ended.why)
     seat = ended.seat or request.args.get("seat") == "1"
-    context = {"room": room, "ended": found, "seat": seat, "here": here and not is_htmx()}
-    if is_htmx():
+    polled = is_htmx()
+    context = {"room": room, "ended": found, "seat": seat, "here": here and not polled,
+               "polled": polled}  # fmt: skip
+    if polled:
         return render_template("_line_status.html", **context), 200
     page = render_template("waiting.html", **context)
     if not found.exists:
@@ -248,12 +267,15 @@ def no_store(page: str) -> Response:
     return response
 
 
-def line_context(room: str, standing: Standing) -> dict[str, Any]:
+def line_context(
+    room: str, standing: Standing, *, polled: bool, seen: int | None, start: int, email: str
+) -> dict[str, Any]:
+    """What the waiting page (or its polled part: ``polled``) shows of a place in line.
+    Reads no request and no session (the lean poll renders it outside Flask: its
+    ``webapp.views.visitor.lean_poll``): ``seen`` is the place the page showed before,
+    ``start`` where the place joined, ``email`` the address the visitor gave."""
     ticket = standing.ticket
     shown = standing.shown.dumps() if standing.shown else None
-    if not is_htmx():  # a poll carries it in its URL instead (``poll``)
-        session.keep_shown(room, shown)
-    seen = request.args.get("seen", type=int)
     guess = standing.estimate
     settings = reports().settings(room)
     poor = guess is not None and reports().cache.hard_to_predict(room, reports().now())
@@ -271,8 +293,9 @@ def line_context(room: str, standing: Standing) -> dict[str, Any]:
         "poll": standing.poll_after,
         "refresh": max(standing.poll_after, NO_SCRIPT_POLL),
         "moved": seen is not None and seen != ticket.position,
-        "start": session.start(room, ticket.position),
-        "email": session.email(room),
+        "start": start,
+        "email": email,
+        "polled": polled,
         "js_config": WAITING_CONFIG,
         "drop": drop_view(services(), room, settings, ticket),
         "site": settings.site_url,  # a site room: the turn leads to the site

@@ -11,7 +11,8 @@ nowhere else. No routes here: the blueprints (``pages``, ``line``, ``move``,
 from __future__ import annotations
 
 import secrets
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from flask import session
 
@@ -48,13 +49,15 @@ def identity() -> str:
     return f"visitor:{visitor_id()}"
 
 
-def tickets() -> dict[str, str]:
-    held: dict[str, str] = session.get("tickets", {})
+def tickets(data: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """``data``: a session's contents read outside Flask (the waiting page's lean poll,
+    ``webapp.views.visitor.lean_poll``), else this request's session."""
+    held: dict[str, str] = (session if data is None else data).get("tickets", {})
     return held
 
 
-def ticket(room: str) -> str | None:
-    return tickets().get(room)
+def ticket(room: str, data: Mapping[str, Any] | None = None) -> str | None:
+    return tickets(data).get(room)
 
 
 def remember(room: str, token: str, position: int = 0) -> None:
@@ -81,9 +84,9 @@ def page_ticket(room: str, shown_id: str | None) -> tuple[str | None, EndedMark 
     return None, EndedMark(shown_id, "unknown", False) if shown_id else None
 
 
-def start(room: str, position: int) -> int:
+def start(room: str, position: int, data: Mapping[str, Any] | None = None) -> int:
     """The line's length ahead of this ticket when it joined (at least ``position``)."""
-    joined_at = session.get("start", {}).get(room) or position
+    joined_at = (session if data is None else data).get("start", {}).get(room) or position
     return max(int(joined_at), position)
 
 
@@ -116,10 +119,10 @@ def dismiss(room: str) -> None:
         session["ended"] = {r: m for r, m in session["ended"].items() if r != room}
 
 
-def shown(room: str) -> str | None:
+def shown(room: str, data: Mapping[str, Any] | None = None) -> str | None:
     """The wait figure this browser's waiting page shows (``estimate.Shown.dumps()``):
     the next poll, on any worker, moves smoothly from it."""
-    kept: str | None = session.get("shown", {}).get(room)
+    kept: str | None = (session if data is None else data).get("shown", {}).get(room)
     return kept
 
 
@@ -131,9 +134,9 @@ def keep_shown(room: str, figure: str | None) -> None:
         session["shown"] = kept
 
 
-def holder(room: str) -> str | None:
+def holder(room: str, data: Mapping[str, Any] | None = None) -> str | None:
     """This browser's id as the holder of a ticket moved or claimed here."""
-    held: dict[str, str] = session.get("holders", {})
+    held: dict[str, str] = (session if data is None else data).get("holders", {})
     return held.get(room)
 
 
@@ -147,14 +150,20 @@ def gave_away(room: str, token: str) -> bool:
     joining again gives it a new place instead of the moved one."""
     if not moves().moved_away(room, token, holder(room)):
         return False
-    mark_ended(room, token, "moved")
-    session["vid"] = secrets.token_urlsafe(12)
+    forget_moved(room, token)
     return True
 
 
-def email(room: str) -> str:
+def forget_moved(room: str, token: str) -> None:
+    """This browser's place in ``room`` moved to another browser: it is forgotten
+    (marked "moved") and the browser takes a new visitor id."""
+    mark_ended(room, token, "moved")
+    session["vid"] = secrets.token_urlsafe(12)
+
+
+def email(room: str, data: Mapping[str, Any] | None = None) -> str:
     """The address this browser asked to be told at, for its place in ``room``."""
-    return str(session.get("emails", {}).get(room, ""))
+    return str((session if data is None else data).get("emails", {}).get(room, ""))
 
 
 def set_email(room: str, address: str) -> None:

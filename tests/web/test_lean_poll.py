@@ -1,0 +1,184 @@
+"""The waiting page's poll on the lean path (issue 32, webapp/views/visitor/lean_poll.py):
+htmx's poll of a place still waiting is answered without Flask's request, and what it
+answers is what Flask's view answers: the same partial, word for word in the visitor's
+language, and the same headers. Everything else goes on to Flask. The app's clock
+stands still here, so a poll answered twice is answered alike."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from tests.api.conftest import flask_requests
+from tests.web.conftest import Visitor, running_app
+from webapp.views.visitor import line
+
+POLL = re.compile(r'hx-get="(/[^"]*rooms/hall/line\?[^"]+)"')
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def app(redis_url: str, r: Any, tmp_path: Any, clock: Any) -> Iterator[Flask]:
+    with running_app(redis_url, DATA_DIR=str(tmp_path), CLOCK=clock) as app:
+        yield app
+
+
+@pytest.fixture
+def flask_saw(app: Flask) -> list[str]:
+    return flask_requests(app)
+
+
+def waiting(app: Flask, make_visitor: Any, make_room: Any, **settings: Any) -> tuple[Visitor, str]:
+    """Bob, second in a room of one seat, and his waiting page's poll URL."""
+    make_room("hall", **{"capacity": 1, "typical_stay_seconds": 60, **settings})
+    make_visitor("Ann").join("hall")
+    bob = make_visitor("Bob")
+    html = bob.join("hall").get_data(as_text=True)
+    found = POLL.search(html)
+    assert found, "no poll on the waiting page"
+    return bob, found.group(1).replace("&amp;", "&")
+
+
+def flasks(app: Flask, bob: Visitor, url: str, **headers: str) -> str:
+    """What Flask's view answers to the same poll (its partial)."""
+    cookie = bob.client.get_cookie("session")
+    assert cookie is not None
+    headers = {**HTMX, "Cookie": f"session={cookie.value}", **headers}
+    with app.test_request_context(url, headers=headers):
+        answer = app.make_response(line.status("hall"))
+        return answer.get_data(as_text=True)
+
+
+def compared(response: Any) -> dict[str, str]:
+    return {k: v for k, v in response.headers.items() if k != "Date"}
+
+
+def test_a_waiting_places_poll_is_answered_without_flask_as_flask_answers_it(
+    app: Flask, make_visitor: Any, make_room: Any, flask_saw: list[str]
+) -> None:
+    bob, url = waiting(app, make_visitor, make_room)
+    flask_saw.clear()
+    lean = bob.get(url, htmx=True)
+    assert flask_saw == [], "the poll went through Flask"
+    html = lean.get_data(as_text=True)
+    assert lean.status_code == 200 and 'class="big">1<' in html and "Set-Cookie" not in lean.headers
+    assert html == flasks(app, bob, url)  # the same partial, word for word
+    head = bob.client.head(url, headers=HTMX)  # Flask answers HEAD: its headers
+    assert flask_saw == [f"HEAD {url.split('?')[0]}"]
+    assert compared(lean) == compared(head)  # the type, length, no-store, Vary, security
+    following = POLL.search(html)  # the next poll: the figure it shows travels with it
+    assert following and "shown=" in following.group(1)
+    again = bob.get(following.group(1).replace("&amp;", "&"), htmx=True)
+    assert again.status_code == 200 and flask_saw == [f"HEAD {url.split('?')[0]}"]
+
+
+@pytest.mark.parametrize(
+    ("headers", "cookie", "words"),
+    [
+        ({"Accept-Language": "de-DE,de;q=0.9"}, None, "In der Schlange"),
+        ({"Accept-Language": "en-GB,en;q=0.9"}, "fr", "En attente dans la file"),
+        ({"Accept-Language": "ar"}, None, "في الطابور"),
+        ({"Accept-Language": "xx, *;q=0.1"}, "nonsense", "Waiting in line"),
+    ],
+)
+def test_the_poll_speaks_the_visitors_language(
+    app: Flask,
+    make_visitor: Any,
+    make_room: Any,
+    flask_saw: list[str],
+    headers: dict[str, str],
+    cookie: str | None,
+    words: str,
+) -> None:
+    """Accept-Language and the picker's cookie choose the words, as Flask's selector
+    does; the wait is written in that language too."""
+    bob, url = waiting(app, make_visitor, make_room)
+    if cookie is not None:
+        bob.client.set_cookie("lang", cookie)
+    flask_saw.clear()
+    lean = bob.client.get(url, headers={**HTMX, **headers})
+    assert flask_saw == []
+    html = lean.get_data(as_text=True)
+    assert words in html
+    lang = {"Cookie": f"lang={cookie}"} if cookie else {}
+    session = bob.client.get_cookie("session")
+    assert session is not None
+    both = {**headers, "Cookie": "; ".join(filter(None, [f"session={session.value}",
+                                                         lang.get("Cookie", "")]))}  # fmt: skip
+    assert html == flasks(app, bob, url, **both)
+
+
+def test_anything_but_a_waiting_place_goes_on_to_flask(
+    app: Flask, make_visitor: Any, make_room: Any, flask_saw: list[str], visits: Any
+) -> None:
+    """Not htmx's, no cookie, a forged cookie, another page's place, an ended place and
+    a place whose turn came: Flask answers each, as before."""
+    bob, url = waiting(app, make_visitor, make_room)
+    path = url.split("?")[0]
+    flask_saw.clear()
+    whole = bob.get(url)  # a reload without JavaScript: the whole page
+    assert whole.status_code == 200 and "<html" in whole.get_data(as_text=True)
+    stranger = Visitor(app.test_client())
+    assert stranger.get(url, htmx=True).status_code == 200  # no session: Flask's "unknown"
+    forged = Visitor(app.test_client())
+    forged.client.set_cookie("session", "eyJ0aWNrZXRzIjp7fX0.forged.signature")
+    assert forged.get(url, htmx=True).status_code == 200
+    other = re.sub(r"t=[0-9a-f]+", "t=000000000000", url)
+    assert "ended" in bob.get(other, htmx=True).get_data(as_text=True)  # another page's
+    assert flask_saw == [f"GET {path}"] * 4
+    # its turn: Ann leaves, the seat is offered to Bob; Flask shows the moment
+    flask_saw.clear()
+    ann_token = next(iter(app.extensions["services"].reports.participants("hall"))).token
+    visits.end("hall", ann_token)
+    turn = bob.get(url, htmx=True)
+    assert "It's your turn" in turn.get_data(as_text=True) and flask_saw == [f"GET {path}"]
+    # an ended place (removed by the organisers): Flask marks the session and says so
+    flask_saw.clear()
+    bob_token = bob.client.get_cookie("session")
+    assert bob_token is not None
+    for each in app.extensions["services"].reports.participants("hall"):
+        visits.end("hall", each.token, why="removed", who="ada")
+    ended = bob.get(url, htmx=True).get_data(as_text=True)
+    assert 'data-state="ended"' in ended and flask_saw == [f"GET {path}"]
+
+
+def test_a_room_with_its_own_page_is_flasks(
+    app: Flask, make_visitor: Any, make_room: Any, flask_saw: list[str]
+) -> None:
+    """A room with its own page template (its policy, its controls) goes on to Flask."""
+    bob, url = waiting(app, make_visitor, make_room, page_template="<p>n={{position}}</p>")
+    flask_saw.clear()
+    answer = bob.get(url, htmx=True)
+    assert "n=1" in answer.get_data(as_text=True) and flask_saw == [f"GET {url.split('?')[0]}"]
+
+
+def test_a_drops_stock_is_shown_as_flask_shows_it(
+    app: Flask, make_visitor: Any, make_room: Any, flask_saw: list[str]
+) -> None:
+    bob, url = waiting(app, make_visitor, make_room, stock=40)
+    flask_saw.clear()
+    lean = bob.get(url, htmx=True)
+    html = lean.get_data(as_text=True)
+    assert flask_saw == [] and "40" in html
+    assert html == flasks(app, bob, url)
+
+
+def test_the_poll_keeps_the_apps_prefix(redis_url: str, r: Any, tmp_path: Any, clock: Any) -> None:
+    """Behind a proxy that mounts the app under /queue, the next poll's URL has it."""
+    prefixed = {"X-Forwarded-Prefix": "/queue", **HTMX}
+    with running_app(redis_url, PROXY_COUNT=1, DATA_DIR=str(tmp_path), CLOCK=clock) as app:
+        saw = flask_requests(app)
+        app.extensions["services"].rooms.configure("hall", {"capacity": 1})
+        Visitor(app.test_client()).named("Ann").join("hall")
+        bob = Visitor(app.test_client()).named("Bob")
+        html = bob.join("hall").get_data(as_text=True)
+        found = POLL.search(html)
+        assert found and found.group(1).startswith("/rooms/hall/line")  # no proxy: none
+        saw.clear()
+        answer = bob.client.get(found.group(1).replace("&amp;", "&"), headers=prefixed)
+        nxt = POLL.search(answer.get_data(as_text=True))
+        assert saw == [] and nxt and nxt.group(1).startswith("/queue/rooms/hall/line?")
