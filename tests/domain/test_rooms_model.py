@@ -30,6 +30,7 @@ from hypothesis.stateful import (
 
 from webapp.domain import windows
 from webapp.domain.join_limits import NO_LIMITS
+from webapp.domain.refusals import PlaceMoved
 from webapp.domain.rooms import (
     NotSeated,
     RoomClosed,
@@ -70,6 +71,7 @@ class Model:
     seats: dict[str, float] = field(default_factory=dict)  # seated -> deadline
     tickets: dict[str, ModelTicket] = field(default_factory=dict)
     identities: dict[str, str] = field(default_factory=dict)
+    moved_to: dict[str, str] = field(default_factory=dict)  # a moved place -> its browser
     hint: windows.Hint | None = None  # the pace hint the windows are granted from
     hint_until: float = 0.0
 
@@ -167,6 +169,20 @@ class Model:
         self.renew(token, now)
         return "ok"
 
+    def look(self, token: str, holder: str, now: float) -> str:
+        """A waiting page's look (room_look.lua): a place moved to another browser is
+        not touched; a waiting ticket checks in; a seat is only looked at."""
+        self.settle(now)  # the script's upkeep runs first, whatever the tickets
+        if token in self.moved_to and self.moved_to[token] != holder:
+            return "moved"
+        if token not in self.tickets:
+            return "unknown"
+        if self.tickets[token].st == "ended":
+            return "gone"
+        if self.tickets[token].st == "waiting":
+            self.renew(token, now)
+        return "ok"
+
     def leave(self, token: str, now: float) -> str:
         if token not in self.tickets:
             self.settle(now)
@@ -205,7 +221,8 @@ class Model:
                 t.kept = False
 
 
-REFUSALS = {TicketGone: "gone", TicketNotFound: "unknown", NotSeated: "not_seated"}
+REFUSALS = {TicketGone: "gone", TicketNotFound: "unknown", NotSeated: "not_seated",
+            PlaceMoved: "moved"}  # fmt: skip
 
 
 def outcome(call) -> str:
@@ -242,7 +259,8 @@ class RoomMachine(RuleBasedStateMachine):
         self.client = redis.Redis.from_url(self.redis_url, decode_responses=True)
         self.client.flushall()
         self.now = 1_700_000_000.0
-        self.engine = engine(self.client, Keys("model"), lambda: self.now)
+        self.keys = Keys("model")
+        self.engine = engine(self.client, self.keys, lambda: self.now)
         self.engine.configure(
             ROOM,
             {"capacity": capacity, "dropout_seconds": dropout, "grace_seconds": grace,
@@ -339,6 +357,27 @@ class RoomMachine(RuleBasedStateMachine):
                 assert answer.state == self.model.tickets[token].st
                 assert answer.position == self.model.position(token)
                 if answer.state == "waiting":  # the window granted, as the model grants it
+                    assert answer.window == self.model.tickets[token].w
+
+    @rule(token=tokens, holder=st.sampled_from(["b1", "b2"]))
+    def moves_to_another_browser(self, token, holder):
+        """A "continue on another device" link taken (place_move.lua writes the key)."""
+        self.client.set(self.keys.move_holder(ROOM, token), holder)
+        self.model.moved_to[token] = holder
+
+    @rule(batch=st.lists(st.tuples(tokens, st.sampled_from(["", "b1", "b2"])), min_size=1,
+                         max_size=5))  # fmt: skip
+    def pages_look_together(self, batch):
+        """Waiting pages' looks in one script call (room_look.lua): a moved place is not
+        touched, a waiting ticket checks in (its window granted as the model grants it),
+        an offered seat is not claimed and a held one not held longer."""
+        answers = self.engine.look_many(ROOM, batch)
+        for (token, holder), answer in zip(batch, answers, strict=True):
+            assert REFUSALS.get(type(answer), "ok") == self.model.look(token, holder, self.now)
+            if isinstance(answer, Ticket):
+                assert answer.state == self.model.tickets[token].st
+                assert answer.position == self.model.position(token)
+                if answer.state == "waiting":
                     assert answer.window == self.model.tickets[token].w
 
     @rule(token=tokens)

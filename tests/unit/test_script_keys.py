@@ -39,6 +39,7 @@ SINGLE = {
     "deadlines": "user_connection_deadlines",
     "link_used": "move_used",
     "holder": "move_holder",
+    "holders": "move_holder",
     "prequeue_address": "prequeue_entries",
     "prequeue_network": "prequeue_entries",
     "wl_claimed": "claims",

@@ -22,7 +22,6 @@ from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 from itsdangerous.timed import TimestampSigner
 
 from webapp.redis.keys import Keys
-from webapp.redis.replies import text
 from webapp.redis.scripts import Scripts
 
 LIFETIME = 600  # seconds a link can be taken
@@ -93,10 +92,7 @@ class Moves:
     def moved_away(self, room: str, token: str, holder: str | None) -> bool:
         """True if this ticket was moved to a browser other than ``holder``."""
         now = self.client.get(self.keys.move_holder(room, token))
-        return moved_from(None if now is None else text(now), holder)
-
-
-def moved_from(current: str | None, holder: str | None) -> bool:
-    """Whether a ticket whose moved place belongs to the browser ``current`` (None: it
-    never moved) is lost to the browser ``holder``."""
-    return current is not None and current != holder
+        if now is None:
+            return False
+        text = now.decode() if isinstance(now, bytes) else str(now)
+        return text != holder

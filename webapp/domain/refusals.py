@@ -106,6 +106,11 @@ class OldAddress(InvalidInput):
     nothing (the link to the corrected address does)."""
 
 
+class PlaceMoved(RoomError):
+    """A waiting page's place moved to another browser (a "continue on another device"
+    link): the page shows it ended, and touches nothing."""
+
+
 class SettingsChanged(Exception):
     """The room's settings changed since the caller read them: read them again."""
 
@@ -152,6 +157,7 @@ REFUSALS: dict[str, Callable[[Reply], Exception]] = {
     "unknown": lambda r: TicketNotFound("no such ticket in this room"),
     "unknown_entry": lambda r: EntryNotFound("no such entry on this waitlist"),
     "gone": lambda r: TicketGone(r.why),
+    "moved": lambda r: PlaceMoved("this place moved to another browser"),
     "closed": lambda r: RoomClosed(f"room {r.room!r} is closed to new visitors"),
     "rejecting": lambda r: QueueRejecting(r.room),
     "waitlist": lambda r: RoomClosed(

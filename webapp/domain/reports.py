@@ -252,18 +252,6 @@ class Reports:
         raw = self.client.hget(self.keys.room(room).tickets, token)
         return None if raw is None else str(record(raw)["st"])
 
-    def ticket_look(self, room: str, token: str) -> tuple[str | None, str | None]:
-        """A ticket's state (as ``ticket_state``) and the browser it was moved to, if it
-        was (``Moves``), read in one round trip: what the waiting page's poll asks."""
-        if not valid_room_name(room):
-            return None, None
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hget(self.keys.room(room).tickets, token)
-        pipe.get(self.keys.move_holder(room, token))
-        raw, holder = pipe.execute()
-        state = None if raw is None else str(record(raw)["st"])
-        return state, None if holder is None else text(holder)
-
     def holds(self, room: str, identity: str) -> bool:
         """Whether ``identity`` (a visitor, an idempotency key) holds a live ticket in the
         room: its join would be a re-join (``webapp.domain.admission`` does not count it)."""

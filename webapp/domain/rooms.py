@@ -123,11 +123,13 @@ class WaitingRooms:
         self.batch = batch
         self._every = repr(float(sweep_every)) if sweep_every else ""
         self._check_ins: Coalescer[str, str, Ticket] | None = None
+        self._looks: Coalescer[str, tuple[str, str], Ticket] | None = None
         self._joins: Coalescer[str, Joiner, Ticket] | None = None
         self._predictions: Coalescer[str, tuple[str, str], int] | None = None
         self._later: WriteBehind[str, tuple[str, str]] | None = None
         if coalesce is not None:
             self._check_ins = Coalescer(self.check_in_many, wait=coalesce)
+            self._looks = Coalescer(self.look_many, wait=coalesce)
             self._joins = Coalescer(self.join_many, wait=coalesce)
             self._predictions = Coalescer(self.predict_many, wait=coalesce)
             self._later = WriteBehind(self.predict_many, linger=PREDICTION_LINGER)
@@ -299,6 +301,27 @@ class WaitingRooms:
         """Check-ins of several tickets of one room in one script call, in order: each
         ticket, or the refusal ``check_in`` would raise for it."""
         replies = self._run("room_checkin", room, *tokens)
+        return [self._outcome(reply, room) for reply in replies]
+
+    def look(self, room: str, token: str, holder: str | None) -> Ticket:
+        """A waiting page's look at its ticket (``room_look.lua``): PlaceMoved if the
+        place went to a browser other than ``holder`` (the page's holder id; None: it
+        never took a moved place); else a waiting ticket checks in, and an offered or
+        held seat is returned as it is (a page that is not the room claims nothing).
+        Raises as a check-in does for a ticket that ended."""
+        if self._looks is not None:
+            return self._looks(room, (token, holder or ""))
+        outcome = self.look_many(room, [(token, holder or "")])[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def look_many(self, room: str, pages: Sequence[tuple[str, str]]) -> list[Ticket | Exception]:
+        """Looks of several pages (token, holder id) at tickets of one room in one
+        script call, in order: each ticket, or the refusal ``look`` would raise."""
+        holders = [self.keys.move_holder(room, token) for token, _ in pages]
+        args = [value for page in pages for value in page]
+        replies = self._run("room_look", room, *args, more_keys={"holders": holders})
         return [self._outcome(reply, room) for reply in replies]
 
     def _outcome(self, reply: list[Any], room: str) -> Ticket | Exception:

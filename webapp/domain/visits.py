@@ -24,7 +24,7 @@ from webapp.domain.chat import Chats, Joined, room_chat_id
 from webapp.domain.drops import Drops, StockReport, check_schedule, has_schedule
 from webapp.domain.join_limits import NO_LIMITS, Counting
 from webapp.domain.lobby import Lobby, Standing
-from webapp.domain.moves import moved_from
+from webapp.domain.refusals import PlaceMoved
 from webapp.domain.reports import Ended, Reports
 from webapp.domain.rooms import RoomError, RoomNotFound, TicketGone, TicketNotFound, WaitingRooms
 from webapp.domain.seat_passes import ROOM, Revocations
@@ -165,37 +165,46 @@ class Visits:
         alive); an offered or held seat is only looked at, so a page that is not the
         room neither claims it nor keeps it beyond its own deadline; an ended ticket
         says why. Never joins."""
-        return self._place(room, token, shown, self.reports.ticket_state(room, token))
-
-    def page_place(
-        self, room: str, token: str, holder: str | None, shown: str | None = None
-    ) -> Place:
-        """As ``place``, for a page of the browser ``holder`` (its id as a moved place's
-        holder; None: it never took one): state "moved" if the place went to another
-        browser (``Moves``), found in the same round trip as the ticket's state. The
-        waiting page's poll, which every visitor in line makes."""
-        state, current = self.reports.ticket_look(room, token)
-        if moved_from(current, holder):
-            return Place(room, "moved")
-        return self._place(room, token, shown, state)
-
-    def _place(self, room: str, token: str, shown: str | None, state: str | None) -> Place:
+        state = self.reports.ticket_state(room, token)
         if state in ("offered", "admitted"):
             deadline = self.reports.seat_deadline(room, token)
             if deadline is not None and deadline > self.reports.now():
                 return self._seat(room, state, deadline)
         try:
             standing = self.check_in(room, token, shown)
-        except TicketGone as gone:
-            return Place(room, "ended", ended=self.reports.ended(room, gone.why))
-        except TicketNotFound:
-            return Place(room, "ended", ended=self.reports.ended(room, "unknown"))
-        except RoomNotFound:
-            return Place(room, "ended", ended=self.reports.ended(room, "deleted"))
+        except (TicketGone, TicketNotFound, RoomNotFound) as refusal:
+            return self._ended(room, refusal)
         if standing.ticket.seated:  # this check-in claimed an offered seat
             deadline = self.reports.seat_deadline(room, token)
             return self._seat(room, "offered", deadline or self.reports.now())
         return Place(room, "waiting", standing)
+
+    def page_place(
+        self, room: str, token: str, holder: str | None, shown: str | None = None
+    ) -> Place:
+        """As ``place``, for a page of the browser ``holder`` (its id as a moved place's
+        holder; None: it never took one), in one round trip (``WaitingRooms.look``):
+        state "moved" if the place went to another browser (``Moves``). The waiting
+        page's poll, which every visitor in line makes."""
+        try:
+            ticket = self.rooms.look(room, token, holder)
+        except PlaceMoved:
+            return Place(room, "moved")
+        except (TicketGone, TicketNotFound, RoomNotFound) as refusal:
+            return self._ended(room, refusal)
+        self.announcer.saw(room, ticket)  # the look's upkeep may have changed the room
+        if ticket.state in ("offered", "admitted"):  # looked at, not claimed
+            deadline = self.reports.seat_deadline(room, token)
+            return self._seat(room, ticket.state, deadline or self.reports.now())
+        return Place(room, "waiting", self.lobby.standing(room, ticket, shown))
+
+    def _ended(self, room: str, refusal: RoomError) -> Place:
+        """The ended place a look or check-in's refusal means."""
+        if isinstance(refusal, TicketGone):
+            why = refusal.why
+        else:
+            why = "deleted" if isinstance(refusal, RoomNotFound) else "unknown"
+        return Place(room, "ended", ended=self.reports.ended(room, why))
 
     def _seat(self, room: str, state: str, deadline: float) -> Place:
         kind = "turn" if state == "offered" else "seated"
