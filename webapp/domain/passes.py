@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import jwt
+import orjson
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -210,8 +211,8 @@ class Passes:
         head, _, rest = raw.partition(".")
         body = rest.partition(".")[0]
         try:
-            header = json.loads(_unb64(head))
-            claims = json.loads(_unb64(body))
+            header = orjson.loads(_unb64(head))
+            claims = orjson.loads(_unb64(body))
         except (ValueError, TypeError):
             return None
         if not isinstance(header, dict) or not isinstance(claims, dict):
