@@ -182,3 +182,33 @@ def test_the_poll_keeps_the_apps_prefix(redis_url: str, r: Any, tmp_path: Any, c
         answer = bob.client.get(found.group(1).replace("&amp;", "&"), headers=prefixed)
         nxt = POLL.search(answer.get_data(as_text=True))
         assert saw == [] and nxt and nxt.group(1).startswith("/queue/rooms/hall/line?")
+
+
+def test_made_up_polls_are_answered_never_with_a_500(
+    app: Flask, make_visitor: Any, make_room: Any
+) -> None:
+    """An outsider's polls: made-up arguments, cookies and paths get an answer (the
+    place, an ended state, a 404), never a server error, and the place stays alive."""
+    bob, url = waiting(app, make_visitor, make_room)
+    path, _, query = url.partition("?")
+    made_up = [
+        f"{path}?t=",
+        f"{path}?t={'a' * 5000}",
+        f"{path}?{query}&seen=NaN",
+        f"{path}?{query}&seen={'9' * 400}",
+        f"{path}?{query.replace('seen=1', 'seen=-7')}",
+        f"{path}?{query}&shown=%FF%FE",
+        f"{path}?{query}&t=second-t-ignored",
+        f"{path}?t=%00%0A",
+        "/rooms/h%C3%A9/line?t=abc",
+        "/rooms/../line?t=abc",
+        "/rooms//line?t=abc",
+        f"/rooms/{'x' * 300}/line?t=abc",
+    ]
+    for each in made_up:
+        answer = bob.get(each, htmx=True)
+        assert answer.status_code < 500, (each, answer.status_code)
+    for cookie in ("", "x" * 8000, "..", "e30.AAAA.BBBB", "\u00e9t\u00e9"):
+        answer = app.test_client().get(url, headers={**HTMX, "Cookie": f"session={cookie}"})
+        assert answer.status_code < 500, cookie
+    assert 'class="big">1<' in bob.get(url, htmx=True).get_data(as_text=True)
