@@ -212,3 +212,25 @@ def test_made_up_polls_are_answered_never_with_a_500(
         answer = app.test_client().get(url, headers={**HTMX, "Cookie": f"session={cookie}"})
         assert answer.status_code < 500, cookie
     assert 'class="big">1<' in bob.get(url, htmx=True).get_data(as_text=True)
+
+
+def test_a_lean_poll_is_timed_as_the_views(
+    redis_url: str, r: Any, tmp_path: Any, clock: Any
+) -> None:
+    """/metrics counts a poll answered before Flask under the view's endpoint."""
+    from tests.web.test_metrics import TOKEN, scrape, value
+
+    config = {"ADMIN_TOKEN": TOKEN, "DATA_DIR": str(tmp_path), "CLOCK": clock}
+    with running_app(redis_url, **config) as app:
+        saw = flask_requests(app)
+        app.extensions["services"].rooms.configure("hall", {"capacity": 1})
+        Visitor(app.test_client()).named("Ann").join("hall")
+        bob = Visitor(app.test_client()).named("Bob")
+        found = POLL.search(bob.join("hall").get_data(as_text=True))
+        assert found
+        saw.clear()
+        for _ in range(3):
+            assert bob.get(found.group(1).replace("&amp;", "&"), htmx=True).status_code == 200
+        assert saw == []
+        labels = {"endpoint": "line.status", "method": "GET", "status": "2xx"}
+        assert value(scrape(app), "waitingroom_http_request_duration_seconds_count", **labels) == 3
