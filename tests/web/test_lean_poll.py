@@ -234,3 +234,25 @@ def test_a_lean_poll_is_timed_as_the_views(
         assert saw == []
         labels = {"endpoint": "line.status", "method": "GET", "status": "2xx"}
         assert value(scrape(app), "waitingroom_http_request_duration_seconds_count", **labels) == 3
+
+
+def test_a_redis_failure_is_answered_at_once_by_the_outage_page(
+    app: Flask, make_visitor: Any, make_room: Any, monkeypatch: Any
+) -> None:
+    """Redis failing under the lean poll: Flask answers the outage (503, the poll's
+    partial retries) without asking Redis again, so a frozen Redis costs the poll one
+    timeout, not two."""
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    bob, url = waiting(app, make_visitor, make_room)
+    visits = app.extensions["services"].visits
+    looks: list[str] = []
+
+    def frozen(room: str, token: str, holder: Any, shown: Any = None) -> Any:
+        looks.append(room)
+        raise RedisTimeout("Timeout reading from socket")
+
+    monkeypatch.setattr(visits, "page_place", frozen)
+    answer = bob.get(url, htmx=True)
+    assert answer.status_code == 503 and "Retry-After" in answer.headers
+    assert looks == ["hall"]  # (the failure answers before the recording hook runs)

@@ -152,9 +152,10 @@ def panel() -> PanelSessionInterface:
 
 def hide_panel() -> None:
     """No panel at all while no admin account exists. If Redis already failed this
-    request (reading its panel session), that failure answers it: one wait, not two."""
+    request (reading its panel session, or the waiting page's poll before Flask), that
+    failure answers it: one wait, not two. (The first of the hooks.)"""
     failed = request.environ.get(REDIS_FAILED)
-    if failed is not None and in_panel(request.path):
+    if failed is not None:
         raise failed
     if in_panel(request.path) and not admins().any():
         abort(404)

@@ -17,7 +17,8 @@ no cookie or one that does not verify, a page whose ticket is not the session's 
 one, a room that is not a live room this process knows or has its own page template,
 and every place that is not waiting (its turn, ended, moved: those change the
 session). Flask then looks again, so such a poll costs one more look: once per
-visitor, at the change. A Redis error goes on too, for the outage's own page.
+visitor, at the change. A Redis error goes on too, marked (``REDIS_FAILED``), and Flask
+answers it with the outage's own page at once: one wait for a frozen Redis, not two.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from werkzeug.http import parse_cookie
 from webapp.domain.refusals import RoomError
 from webapp.domain.tickets import public_id, valid_room_name
 from webapp.views.shared import own_page, place, session
-from webapp.web.admin_session import PanelSessionInterface
+from webapp.web.admin_session import REDIS_FAILED, PanelSessionInterface
 from webapp.web.i18n import COOKIE as LANGUAGE_COOKIE
 from webapp.web.i18n import choose_language, speaking
 from webapp.web.metrics import ENDPOINT
@@ -115,8 +116,11 @@ class LeanPoll:
                     email=session.email(room, data),
                 )
                 html = self.template.render(context, url_for=urls(self.flask, environ))
-        except (RoomError, RedisError):
+        except RoomError:
             return None  # Flask's view says so, in the visitor's terms
+        except RedisError as error:  # Flask answers the outage at once, not asking again
+            environ[REDIS_FAILED] = error
+            return None
         body = html.encode()
         headers = [
             ("Content-Type", "text/html; charset=utf-8"),
