@@ -8,6 +8,7 @@
   "use strict";
   var page = window.page, byId = page.byId, t = page.t, title = page.title;
   var TURN_MOMENT = page.config("turnMoment", 3);  // seconds "it's your turn" shows first
+  var TURN_SPARE = 1.5;  // seconds of the hold the moment always leaves for going in
 
   var updatedAt = Date.now();
   var failing = false;
@@ -118,10 +119,18 @@
   // A seat is free: say so (title, sound, notification), then go in after a visible
   // moment, or at a click. A hidden tab waits for the visitor, showing the time the
   // seat is held; when that runs out, the page asks the server what became of it.
+  // The moment never eats the hold: a poll made just before an offer runs out sees
+  // little of it left, so the moment keeps at least half of what is left, and
+  // TURN_SPARE seconds, for the way in (a slow answer, the room's page claiming it).
+  function momentFor(remaining) {
+    var most = Math.min(remaining / 2, remaining - TURN_SPARE);
+    return Math.max(0, Math.min(TURN_MOMENT, Math.floor(most)));
+  }
+
   function yourTurn(status) {
     var left = Number(status.dataset.left || 0);
     var started = Date.now();
-    var moment = TURN_MOMENT;
+    var moment = momentFor(left);
     var go = byId("turn-go"), held = byId("turn-left");
     document.title = t("turnTitle", { room: title });
     beep();
@@ -135,7 +144,7 @@
       }
       held.textContent = clockText(remaining);
       if (document.hidden) {
-        moment = TURN_MOMENT;  // the moment starts over when the visitor is back
+        moment = momentFor(remaining);  // it starts over when the visitor is back
         go.textContent = t("turnHidden");
       } else if (moment <= 0) {
         location.assign(status.dataset.go);

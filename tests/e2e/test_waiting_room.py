@@ -134,6 +134,48 @@ def test_a_reload_keeps_the_seat_and_a_closed_page_gives_it_up(
     expect(bob.locator("#participants")).to_contain_text("Bob")
 
 
+# Every text "#turn-go" shows, in order (the moment's count), kept across the way in.
+TURN_TEXTS = """
+new MutationObserver(function () {
+  var go = document.getElementById("turn-go");
+  var text = go && !go.hidden ? go.textContent : "";
+  var seen = JSON.parse(sessionStorage.getItem("turnTexts") || "[]");
+  if (text && seen[seen.length - 1] !== text) {
+    seen.push(text);
+    sessionStorage.setItem("turnTexts", JSON.stringify(seen));
+  }
+}).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+"""
+
+
+def test_a_turn_seen_late_goes_in_before_the_offer_runs_out(
+    server: Any, room: Any, person: Any
+) -> None:
+    """A poll made just before an offer runs out sees little of its hold left: the
+    "it's your turn" moment shortens so the page still goes in with time to spare (the
+    full 3 s moment once outlasted a 6 s offer seen 3 s late, and the seat was lost)."""
+    name = room(capacity=1, grace_seconds=2, dropout_seconds=30)
+    ann, bob = person(), person()
+    bob.add_init_script(TURN_TEXTS)
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    enter(bob, server, name, "Bob")
+    expect(bob.locator("#line-status .big")).to_have_text("1")
+
+    def four_seconds_left(route: Any) -> None:  # the offer as a late poll finds it
+        answer = route.fetch()
+        body = re.sub(r'data-left="\d+"', 'data-left="4"', answer.text())
+        route.fulfill(response=answer, body=body)
+
+    bob.route(re.compile(r"/line\?"), four_seconds_left)
+    visiting.leave(ann, "Leave the room")
+    expect(bob.get_by_role("heading", name="It's your turn!")).to_be_visible()
+    in_room(bob, name)
+    # 4 s left: half of it for the moment, never the full 3 s
+    texts = json.loads(bob.evaluate("sessionStorage.getItem('turnTexts')"))
+    assert texts == ["Taking you in… 2", "Taking you in… 1"]
+
+
 def test_room_socket_refuses_a_foreign_origin(server: Any, room: Any, person: Any) -> None:
     """The live server refuses a handshake from another site, even with the cookie."""
     name = room(capacity=2)
