@@ -46,7 +46,7 @@ def line_of(rooms: WaitingRooms, room: str, people: int, method: str) -> None:
         joiners: list[Joiner] = []
         for i in range(start, min(start + CHUNK, people)):
             token, code = new_ticket()
-            joiners.append((token, f"p{i}", "", "", "", "", "", code, NO_LIMITS))
+            joiners.append((token, f"p{i}", "", "", "", "", "", code, "", NO_LIMITS))
         for outcome in rooms.join_many(room, joiners):
             if isinstance(outcome, Exception):  # a refused join would shorten the line
                 raise outcome

@@ -155,7 +155,7 @@ def test_a_proposed_code_in_use_gets_another(rooms):
     """The join proposes a random code; one already in use is not given twice."""
     rooms.configure("hall", {"capacity": 1})
     joiners = [
-        (token, "", "", "", "", "", "", "ABC123", NO_LIMITS) for token in ("t" * 24, "u" * 24)
+        (token, "", "", "", "", "", "", "ABC123", "", NO_LIMITS) for token in ("t" * 24, "u" * 24)
     ]
     first, second = rooms.join_many("hall", joiners)
     assert isinstance(first, Ticket) and isinstance(second, Ticket)

@@ -9,8 +9,11 @@ import json
 
 import pytest
 from building import solved
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from webapp.domain.challenge import AUTO_MOST, ITERATIONS, LIFETIME, Challenges, scaled_cost
+from webapp.domain.refusals import PuzzleAsked
 from webapp.domain.settings import RoomSettings
 
 COST = 100
@@ -113,3 +116,37 @@ def test_the_cost_a_room_asks_now(challenges, rooms, clock):
     assert challenges.issue("hall", challenges.cost("hall", auto))["maxnumber"] == 5_000
     clock.advance(120)  # the minute is over: the base again
     assert challenges.cost("hall", auto) == 2_000
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    this=st.integers(0, 40),
+    last=st.integers(0, 40),
+    second=st.floats(0, 59.999),
+    threshold=st.integers(0, 50),
+)
+def test_the_join_asks_the_auto_puzzle_as_challenges_needed_says(
+    challenges, rooms, r, keys, clock, this, last, second, threshold
+):
+    """Under auto a join without a solution is asked the puzzle by its own script call
+    (one round trip): exactly when ``Challenges.needed`` would ask it, for any last two
+    minutes of joins at any second of the minute; refused, it takes no place and
+    counts no join."""
+    clock.now = 60 * 28_333_333 + second
+    minute = 28_333_333
+    history = keys.room("hall").history
+    r.delete(history)
+    rooms.configure("hall", {"capacity": 1000})
+    r.hset(history, mapping={f"{minute}:joined": this, f"{minute - 1}:joined": last})
+    asked = challenges.needed("hall", RoomSettings(challenge="auto", challenge_threshold=threshold))
+    try:
+        rooms.join("hall", puzzle_above=threshold)
+    except PuzzleAsked:
+        assert asked
+        assert int(r.hget(history, f"{minute}:joined") or 0) == this  # counted nowhere
+    else:
+        assert not asked
+        assert int(r.hget(history, f"{minute}:joined") or 0) == this + 1
+

@@ -329,7 +329,7 @@ class RoomMachine(RuleBasedStateMachine):
         same moment (an identity may come twice: the second gets the first's ticket)."""
         self.made = getattr(self, "made", 0) + len(identities)
         joiners = [
-            (f"batch-{self.made}-{n}", identity, "", "", "", "", "", "", NO_LIMITS)
+            (f"batch-{self.made}-{n}", identity, "", "", "", "", "", "", "", NO_LIMITS)
             for n, identity in enumerate(identities)
         ]
         answers = self.engine.join_many(ROOM, joiners)

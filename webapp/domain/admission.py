@@ -23,7 +23,11 @@ The order, for every kind of join:
    counted by the engine's own script call (step 5: one round trip), unless a puzzle
    stands between: then they are counted first, so a throttled client solves nothing.
 4. **The puzzle** (``Challenges``), when the room asks for one: a missing, wrong,
-   expired or used solution is ``PuzzleRequired`` with a fresh challenge. Then, for a
+   expired or used solution is ``PuzzleRequired`` with a fresh challenge. Under
+   ``auto``, a live room's join that brings no solution leaves the question to the
+   engine's own script call, which reads the room's last minute of joins there (one
+   round trip; after the limits, as here) and refuses with ``PuzzleAsked``, the same
+   ``PuzzleRequired`` to the client. Then, for a
    join into a drop's pre-queue, **its caps**: the most entries one address and one
    network make over the pre-queue's whole length (``PrequeueCapped``, a 429 until the
    start), so a lottery place is not bought by joining often (taken before the limits
@@ -51,7 +55,13 @@ from webapp.domain.identity import Customer, Identities, IdentityRequired
 from webapp.domain.join_limits import NO_LIMITS, Counting, JoinLimits, Limit, network_of
 from webapp.domain.join_refusals import JoinRefusals, reason_of
 from webapp.domain.lobby import Standing
-from webapp.domain.refusals import InvalidInput, JoinRefused, KnownAddress, QueueRejecting
+from webapp.domain.refusals import (
+    InvalidInput,
+    JoinRefused,
+    KnownAddress,
+    PuzzleAsked,
+    QueueRejecting,
+)
 from webapp.domain.reports import Reports
 from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import LIVE
@@ -228,8 +238,13 @@ class Admission:
             return NoSeat()  # found full a moment ago: no join tried, nothing counted
         if self._holds_live(room, request.held):
             return Rejoined(str(request.held))
-        puzzle = self.challenges.needed(room, settings)
         prequeue = self.drops.in_prequeue(room, settings, self.clock())
+        # Under "auto", a join without a solution is asked the puzzle by its own script
+        # call (the pre-queue's caps come after the puzzle, so a pre-queue join asks
+        # here); a re-join is let through there as here.
+        deferred = settings.challenge == "auto" and not request.solution and not prequeue
+        puzzle = not deferred and self.challenges.needed(room, settings)
+        above = settings.challenge_threshold if deferred else None
         # A re-join passes what comes before the engine (the customer's token, the
         # puzzle, the pre-queue's caps) untouched; with nothing there, the engine's own
         # re-join (its identity's live ticket, checked in, uncounted) is the same.
@@ -253,8 +268,25 @@ class Admission:
             counting = NO_LIMITS
             if not self.challenges.redeem(room, request.solution):
                 return PuzzleRequired(self.challenge(room, settings))
+        try:
+            return self._place(request, settings, counting, prequeue, customer, taken, above)
+        except PuzzleAsked:  # the engine's script found the room busy: nothing was taken
+            return PuzzleRequired(self.challenge(room, settings))
+
+    def _place(
+        self,
+        request: JoinRequest,
+        settings: RoomSettings,
+        counting: Counting,
+        prequeue: bool,
+        customer: Customer | None,
+        taken: Taken,
+        puzzle_above: int | None,
+    ) -> Outcome:
+        """The engine's part of a live room's join, all that came before passed."""
+        room = request.room
         if request.seat_only:
-            return self._seat(request, settings, counting, prequeue)
+            return self._seat(request, settings, counting, prequeue, puzzle_above)
         if customer is None and prequeue:
             # the pre-queue's caps (a customer holds one place, whatever its address)
             entry = self.drops.take_prequeue_entry(
@@ -263,16 +295,21 @@ class Admission:
             taken.add(lambda: self.drops.give_back_prequeue_entry(entry))
         # otherwise the limits are counted by the join's own script call, or the join
         # refused (Throttled) and counted nowhere
-        return Joined(self._engine(request, counting))
+        return Joined(self._engine(request, counting, puzzle_above))
 
     def _seat(
-        self, request: JoinRequest, settings: RoomSettings, counting: Counting, prequeue: bool
+        self,
+        request: JoinRequest,
+        settings: RoomSettings,
+        counting: Counting,
+        prequeue: bool,
+        puzzle_above: int | None,
     ) -> Outcome:
         """A seat at once, or NoSeat (remembered a moment, so a crowd at a full room's
         gate costs no join each); never a place in line or in a drop's pre-queue."""
         if not prequeue:
             try:
-                return Joined(self._engine(request, counting))
+                return Joined(self._engine(request, counting, puzzle_above))
             except JoinRefused:
                 pass
         if len(self._no_seat) > NO_SEAT_ROOMS:  # made-up room names never get this far
@@ -343,7 +380,9 @@ class Admission:
             return True
         return self.challenges.redeem(room, request.solution)
 
-    def _engine(self, request: JoinRequest, limits: Counting = NO_LIMITS) -> Standing:
+    def _engine(
+        self, request: JoinRequest, limits: Counting = NO_LIMITS, puzzle_above: int | None = None
+    ) -> Standing:
         # an optional email to be told at when a seat is offered (the visitor must still
         # check in to keep the place); InvalidInput for one that is not an address
         try:
@@ -362,4 +401,5 @@ class Admission:
             lang=request.lang if email else "",
             limits=limits,
             seat_only=request.seat_only,
+            puzzle_above=puzzle_above,
         )

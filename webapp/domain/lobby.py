@@ -71,21 +71,23 @@ class Lobby:
         lang: str = "",
         limits: Counting = NO_LIMITS,
         seat_only: bool = False,
+        puzzle_above: int | None = None,
     ) -> Standing:
         """``email`` (normalised) and ``lang``: told by email when a seat is offered.
-        ``limits``: counted by the join's own script (``WaitingRooms.join``).
-        ``seat_only``: a seat at once or nothing (JoinRefused), never a place in line."""
+        ``limits`` and ``puzzle_above``: checked by the join's own script
+        (``WaitingRooms.join``). ``seat_only``: a seat at once or nothing (JoinRefused),
+        never a place in line."""
         for _ in range(JOIN_TRIES - 1):
             try:
                 return self._join(
                     room, identity, name, email=email, lang=lang, limits=limits,
-                    seat_only=seat_only,
+                    seat_only=seat_only, puzzle_above=puzzle_above,
                 )  # fmt: skip
             except SettingsChanged:
                 self._cache.forget(room)
         return self._join(
             room, identity, name, checked=False, email=email, lang=lang, limits=limits,
-            seat_only=seat_only,
+            seat_only=seat_only, puzzle_above=puzzle_above,
         )  # fmt: skip
 
     def _join(
@@ -98,6 +100,7 @@ class Lobby:
         lang: str = "",
         limits: Counting = NO_LIMITS,
         seat_only: bool = False,
+        puzzle_above: int | None = None,
     ) -> Standing:
         cached = self._cache.figures(room)
         settings = cached.settings
@@ -117,6 +120,7 @@ class Lobby:
                 email=email,
                 lang=lang,
                 limits=limits,
+                puzzle_above=puzzle_above,
             )
         except QueueRejecting:
             raise  # its own hint: the room turns joins away, whatever the line

@@ -106,6 +106,12 @@ class OldAddress(InvalidInput):
     nothing (the link to the corrected address does)."""
 
 
+class PuzzleAsked(RoomError):
+    """The room's puzzle is "auto", more joined in the last minute than its threshold,
+    and the join brought no solution: it took no place and counts nowhere (the caller
+    hands out a challenge: ``webapp.domain.admission``)."""
+
+
 class PlaceMoved(RoomError):
     """A waiting page's place moved to another browser (a "continue on another device"
     link): the page shows it ended, and touches nothing."""
@@ -167,6 +173,7 @@ REFUSALS: dict[str, Callable[[Reply], Exception]] = {
     "event_ended": lambda r: EventEnded(f"room {r.room!r} has ended"),
     "sold_out": lambda r: SoldOut(f"room {r.room!r} is sold out"),
     "due": lambda r: DropDue(r.room),
+    "puzzle": lambda r: PuzzleAsked(f"room {r.room!r} asks a solved puzzle of a new joiner"),
     "not_seated": lambda r: NotSeated("this ticket does not hold a seat"),
     "not_waiting": lambda r: NotWaiting("this ticket is not waiting in line"),
     "unconfirmed": lambda r: NotWaiting("this entry has not confirmed its email yet"),

@@ -237,6 +237,7 @@ class WaitingRooms:
         email: str = "",
         lang: str = "",
         limits: Counting = NO_LIMITS,
+        puzzle_above: int | None = None,
     ) -> Ticket:
         """Admits the visitor, or puts them at the back of the line.
 
@@ -247,7 +248,10 @@ class WaitingRooms:
         ``email`` (normalised by the caller) and ``lang``: told by the outbox (an email)
         when a seat is offered to this ticket. ``limits``: the join's limits
         (``JoinLimits.counting``), counted in the same call if it takes a new place,
-        else Throttled and counted nowhere; a re-join is under none.
+        else Throttled and counted nowhere; a re-join is under none. ``puzzle_above``:
+        the room's "auto" puzzle threshold for a joiner who brought no solution: a new
+        place is refused (PuzzleAsked, counted nowhere) while more than that many
+        joined in the last minute (``Challenges.needed``'s rule, read in the same call).
         """
         token, code = new_ticket()
         joiner = (
@@ -259,6 +263,7 @@ class WaitingRooms:
             email,
             lang if email else "",
             code,
+            "" if puzzle_above is None else str(puzzle_above),
             limits,
         )
         if self._joins is not None:

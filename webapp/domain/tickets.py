@@ -69,8 +69,9 @@ class Participant(NamedTuple):
 
 
 # A joiner's arguments to room_join.lua: token, identity, name, most ahead, settings
-# version, email, language, support code; and the limits it is counted under
-Joiner = tuple[str, str, str, str, str, str, str, str, Counting]
+# version, email, language, support code, the auto puzzle's threshold; and the limits
+# it is counted under
+Joiner = tuple[str, str, str, str, str, str, str, str, str, Counting]
 
 
 def ticket_reply(reply: list[Any], room: str, unknown: str = "unknown") -> Ticket:

@@ -130,15 +130,18 @@ class Visits:
         lang: str = "",
         limits: Counting = NO_LIMITS,
         seat_only: bool = False,
+        puzzle_above: int | None = None,
     ) -> Standing:
         """A visitor asks in (or, with a live identity, checks in again): the room is
         told, whether they took a seat or a place in line. ``email`` (normalised): the
         visitor is told there when a seat is offered to them. ``limits``: the join's,
         counted in its own script call (Throttled beyond one; a re-join is under none).
-        ``seat_only``: a seat at once or nothing (JoinRefused: nothing changed)."""
+        ``seat_only``: a seat at once or nothing (JoinRefused: nothing changed).
+        ``puzzle_above``: the "auto" puzzle's threshold, checked in that same call
+        (PuzzleAsked: nothing changed; ``WaitingRooms.join``)."""
         standing = self.lobby.join(
             room, identity=identity, name=name, email=email, lang=lang, limits=limits,
-            seat_only=seat_only,
+            seat_only=seat_only, puzzle_above=puzzle_above,
         )  # fmt: skip
         self.announcer.changed(room, standing.ticket)
         # (a drop's pre-queue has no place yet, so nothing to predict: position 0)

@@ -15,14 +15,18 @@
 --       caller's limit was worked out from ('' = any), an email to be told at when a
 --       seat is offered ('' = none; already normalised), the visitor's language (with
 --       the email), a support code for the ticket ('' = make one; on a clash with a
---       code in use, one is made), then its limits (read_limits: 0 for none). A new
---       place (not a re-join) is counted under them, or refused ('throttled') and
---       counted nowhere; a join the room refuses counts nowhere either.
+--       code in use, one is made), the puzzle's threshold ('' = the caller decided the
+--       puzzle; a number: the room's puzzle is "auto" and the joiner brought no
+--       solution, so a new place is refused ('puzzle') while the room's joins in the
+--       last minute (recent_joins) are above it), then its limits (read_limits: 0 for
+--       none). A new place (not a re-join) is counted under them, or refused
+--       ('throttled', before 'puzzle': a throttled client solves nothing) and counted
+--       nowhere; a join the room refuses counts nowhere either.
 -- The room's max_line_length setting caps the line. Refusal `rejecting`: the room's
 -- queueing_method is reject (no new joins; re-joins of a live ticket still check in).
 -- Reply: one reply() of room_lib.lua per joiner, in order; code ok | no_room | stale |
 --   closed | full | too_long | taken | waitlist | not_open_yet | due | event_ended |
---   sold_out | throttled (a scheduled drop: before its pre-queue, its start owed (the caller runs
+--   sold_out | puzzle | throttled (a scheduled drop: before its pre-queue, its start owed (the caller runs
 --   drop_start.lua and joins again), after its end, no stock left). stale: the settings changed since the
 --   caller read them; nothing was done for that joiner. waitlist: a waitlist room,
 --   joined with an email (waitlist_join.lua). Joining again with a live identity is a
@@ -38,11 +42,11 @@ local function new_code(token, proposed)
 end
 
 local now = clock(ARGV[1])
-local FIRST, EACH = 4, 8
+local FIRST, EACH = 4, 9
 local DROP = nil  -- the room's schedule (drop_lib.lua), read once per call
 
 local function join_one(s, lease, limits, b, token, identity, name, max_ahead, version, email,
-                        lang, code)
+                        lang, code, puzzle)
     woken(now, lease, s)  -- (room_lib.lua)
     if version ~= '' and tonumber(version) ~= s.version then
         return reply('stale', '', nil, s, now)
@@ -61,6 +65,9 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     if throttled then
         table.insert(throttled, 1, 'throttled')
         return throttled
+    end
+    if puzzle ~= '' and recent_joins(now) > tonumber(puzzle) then
+        return reply('puzzle', '', nil, s, now)
     end
     if s.status == 'closed' then
         return reply('closed', '', nil, s, now)
@@ -136,7 +143,7 @@ local function join_one(s, lease, limits, b, token, identity, name, max_ahead, v
     return reply('ok', token, t, s, now)
 end
 
-local joiners = {}  -- {limits, b, its eight fields}, in order
+local joiners = {}  -- {limits, b, its nine fields}, in order
 local key, arg = 1, FIRST
 while arg <= #ARGV do
     local limits, b, next_key, next_arg = read_limits(K_LIMITS, key, arg + EACH)

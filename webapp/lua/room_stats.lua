@@ -74,6 +74,17 @@ local function count(what, now)
     end
 end
 
+-- The room's joins in the last sixty seconds, from the history count() keeps: this
+-- minute's, and the minute before's for the part of it still inside the window (the
+-- rule of webapp/domain/challenge.py, Challenges.recent_joins, which the puzzle's cost
+-- is scaled by).
+local function recent_joins(now)
+    local minute = math.floor(now / 60)
+    local found = redis.call('HMGET', K_HISTORY, minute .. ':joined', (minute - 1) .. ':joined')
+    local inside = 1 - (now - minute * 60) / 60
+    return (tonumber(found[1]) or 0) + (tonumber(found[2]) or 0) * inside
+end
+
 -- How many in line gave an email ("line:emails"): their offers are held up to
 -- email_claim_seconds (offer_window()), which the first estimate counts (pace.py
 -- offer_hold). `t` joins the count (by 1) or leaves it (by -1) while it is in the line
