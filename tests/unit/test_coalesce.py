@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeout
 
 from webapp.redis.coalesce import Coalescer, WriteBehind
@@ -94,6 +95,35 @@ def test_each_caller_gets_its_own_refusal_and_a_failed_batch_fails_only_its_call
         coalescer("a", 2)
     failing.clear()
     assert coalescer("a", 4) == 4  # it goes on after a failure
+
+
+@pytest.mark.parametrize("away", [RedisTimeout("frozen"), RedisConnectionError("refused")])
+def test_a_batch_that_found_redis_away_fails_the_calls_queued_behind_it(away) -> None:
+    """Calls made while a batch waited on a Redis that never answered get its error at
+    once, unsent (sending them would wait as long again); the next call tries afresh."""
+    send = Gated()
+    coalescer = Coalescer(send, lanes=1)
+    send.gate.clear()
+
+    def away_then_fine(key: str, args: Sequence[int]) -> list[int | Exception]:
+        send(key, args)
+        if len(send.batches) == 1:
+            raise away
+        return [a * 10 for a in args]
+
+    coalescer.send = away_then_fine
+    with ThreadPoolExecutor(8) as pool:
+        first = pool.submit(coalescer, "a", 0)
+        assert send.entered.acquire(timeout=5)
+        later = [pool.submit(coalescer, "a", n) for n in range(2, 8, 2)]
+        queued(coalescer, "a", 3)
+        send.gate.set()
+        for future in (first, *later):
+            with pytest.raises(type(away)):
+                future.result(timeout=5)
+    assert send.batches == [("a", [0])]  # the queue was never sent
+    assert coalescer._queues == {} and coalescer._flying == {}
+    assert coalescer("a", 4) == 40  # the next call tries afresh
 
 
 def test_a_batch_holds_at_most_most_calls() -> None:

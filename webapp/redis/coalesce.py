@@ -14,7 +14,11 @@ Redis runs a script atomically, so a batch is the same as its calls one after an
 When a batch's call returns, its sender hands the queue to the first caller in it, who
 sends it as the next batch, and so on. A caller waits at most ``wait`` seconds for its
 answer, then gets ``redis.exceptions.TimeoutError``, as from a Redis call that timed
-out; a caller that stops waiting never strands the others (the lead passes on).
+out; a caller that stops waiting never strands the others (the lead passes on). A
+batch that found Redis away (a connection refused, or no answer in the client's
+timeout) fails the calls queued behind it with the same error: they came while it
+waited, so sending them would only wait as long again (a frozen Redis would cost a
+caller two timeouts, not one); the next call tries afresh.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeout
+
+AWAY = (RedisConnectionError, RedisTimeout, ConnectionError, TimeoutError)  # Redis away
 
 K = TypeVar("K")
 A = TypeVar("A")
@@ -118,7 +125,9 @@ class Coalescer(Generic[K, A, R]):
             queue.remove(call)
 
     def _lead(self, key: K, batch: list[_Call[A, R]]) -> None:
-        """Sends a batch, answers its calls, and hands the queue on."""
+        """Sends a batch, answers its calls, and hands the queue on (or, Redis away,
+        fails the queue with it)."""
+        behind: list[_Call[A, R]] = []
         try:
             results = self.send(key, [call.arg for call in batch])
             if len(results) != len(batch):
@@ -131,6 +140,11 @@ class Coalescer(Generic[K, A, R]):
         except Exception as error:  # every call of the batch gets it
             for call in batch:
                 call.error = error
+            if isinstance(error, AWAY):  # and every call that came while it waited
+                with self._lock:
+                    behind = self._queues.pop(key, [])
+                for call in behind:
+                    call.error = error
         finally:
             with self._lock:
                 for call in batch:
@@ -138,7 +152,7 @@ class Coalescer(Generic[K, A, R]):
                 woken = self._promote(key, [])
             if woken is not None:
                 woken.set()
-            for call in batch:
+            for call in (*batch, *behind):
                 if call.done is not None:
                     call.done.set()
 
