@@ -149,4 +149,3 @@ def test_the_join_asks_the_auto_puzzle_as_challenges_needed_says(
     else:
         assert not asked
         assert int(r.hget(history, f"{minute}:joined") or 0) == this + 1
-
