@@ -97,16 +97,6 @@ local function prequeue(token, t, now, lease, s)
     put_ticket(token, t)
 end
 
--- Microseconds since this call's slice of a long walk began (Redis TIME: the work's
--- own clock, whatever `now` the caller gave). The first call starts the clock.
-local SLICE_FROM = nil
-local function slice_spent()
-    local t = redis.call('TIME')
-    local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    SLICE_FROM = SLICE_FROM or us
-    return us - SLICE_FROM
-end
-
 -- Ends up to `limit` waiting tickets (the line and the pre-queue) with reason `why`
 -- (sold_out, event_ended), fewer once `budget` microseconds of this call are spent
 -- (slice_spent(): the caller calls again while any are ended); a ticket that gave an
