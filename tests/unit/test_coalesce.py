@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -42,6 +43,18 @@ def queued(coalescer: Coalescer, key: str, count: int) -> None:
     while len(coalescer._queues.get(key, [])) < count:
         assert time.monotonic() < deadline, "the calls never queued"
         time.sleep(0.001)
+
+
+def held_with_queue(pool: ThreadPoolExecutor, coalescer: Coalescer, send: Gated,
+                    behind: range) -> list[Any]:  # fmt: skip
+    """A call of "a" (0) held in ``send``, and calls ``behind`` queued behind it: their
+    futures, the held one first."""
+    send.gate.clear()
+    first = pool.submit(coalescer, "a", 0)
+    assert send.entered.acquire(timeout=5)
+    later = [pool.submit(coalescer, "a", n) for n in behind]
+    queued(coalescer, "a", len(behind))
+    return [first, *later]
 
 
 def test_an_idle_call_is_sent_at_once_by_its_caller() -> None:
@@ -103,7 +116,6 @@ def test_a_batch_that_found_redis_away_fails_the_calls_queued_behind_it(away) ->
     once, unsent (sending them would wait as long again); the next call tries afresh."""
     send = Gated()
     coalescer = Coalescer(send, lanes=1)
-    send.gate.clear()
 
     def away_then_fine(key: str, args: Sequence[int]) -> list[int | Exception]:
         send(key, args)
@@ -113,12 +125,9 @@ def test_a_batch_that_found_redis_away_fails_the_calls_queued_behind_it(away) ->
 
     coalescer.send = away_then_fine
     with ThreadPoolExecutor(8) as pool:
-        first = pool.submit(coalescer, "a", 0)
-        assert send.entered.acquire(timeout=5)
-        later = [pool.submit(coalescer, "a", n) for n in range(2, 8, 2)]
-        queued(coalescer, "a", 3)
+        futures = held_with_queue(pool, coalescer, send, range(2, 8, 2))
         send.gate.set()
-        for future in (first, *later):
+        for future in futures:
             with pytest.raises(type(away)):
                 future.result(timeout=5)
     assert send.batches == [("a", [0])]  # the queue was never sent
@@ -129,14 +138,10 @@ def test_a_batch_that_found_redis_away_fails_the_calls_queued_behind_it(away) ->
 def test_a_batch_holds_at_most_most_calls() -> None:
     send = Gated()
     coalescer = Coalescer(send, most=3, lanes=1)
-    send.gate.clear()
     with ThreadPoolExecutor(10) as pool:
-        first = pool.submit(coalescer, "a", 0)
-        assert send.entered.acquire(timeout=5)
-        later = [pool.submit(coalescer, "a", n) for n in range(2, 16, 2)]
-        queued(coalescer, "a", 7)
+        futures = held_with_queue(pool, coalescer, send, range(2, 16, 2))
         send.gate.set()
-        assert [f.result(timeout=5) for f in [first, *later]] == list(range(0, 160, 20))
+        assert [f.result(timeout=5) for f in futures] == list(range(0, 160, 20))
     assert [len(args) for _, args in send.batches] == [1, 3, 3, 1]
 
 
