@@ -61,8 +61,12 @@ from webapp.domain.tickets import new_ticket  # noqa: E402
 
 ADMIN = "bench-admin-token-0123456789"
 CONNECTIONS = 32  # wrk's connections at full load
-RENEWALS = 12_000  # seats whose old passes the renewal row presents, each once
-PACED_RENEWALS = 6_000  # more, for the renewal row at half load
+# Seats whose old passes the renewal row presents, each once, and more for the row at
+# half load: enough for 8 s at 3,000 and 1,500 renewals a second (a 2-core host where a
+# fresh check runs at 8,000 a core-second renews 2,100 a second: 12,000 and 6,000 ran
+# out, and wrk began the list again, every pass a copy's then, 401)
+RENEWALS = 24_000
+PACED_RENEWALS = 12_000
 RENEW_AFTER = 60  # the room's pass_renew_seconds then: passes last 120 s, joins take a while
 GAP_MS = 10  # at half load each connection pauses this long between requests
 ORIGIN = "server {\n    listen 80;\n    location / {\n        return 200 'Origin page';\n    }\n}\n"
@@ -184,10 +188,10 @@ def start_app(stack: contextlib.ExitStack, scratch: Path, public: str, key: str)
 
 
 def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
-                seconds: float) -> tuple[float, float, float]:  # fmt: skip
+                seconds: float) -> tuple[float, float, float, int]:  # fmt: skip
     """Checks per second straight at the app; returns fresh checks per core-second, of
     one pass (verified once, then remembered) and of passes each seen once, and the
-    renewal's p50 in ms."""
+    renewal's p50 in ms at half load with its errors (a pass presented twice is one)."""
     call(f"{base}/api/admin/rooms/shop", "PUT", {"pass_renew_seconds": 3600})
     one = str(call(f"{base}/api/rooms/shop/join", "POST")["pass"])
     minter = Passes(PassKeys(key), issuer=public, secret="bench-secret")
@@ -235,7 +239,7 @@ def gate_checks(base: str, app_pid: int, scratch: Path, public: str, key: str,
     for label, load, per_core in rows:
         print(f"{label:<21} {load.rps:>9.0f} {per_core:>11.0f} {load.p50:>8.2f} "
               f"{load.p99:>8.2f} {load.errors:>7}")  # fmt: skip
-    return rows[0][2], rows[1][2], rows[3][1].p50
+    return rows[0][2], rows[1][2], rows[3][1].p50, rows[3][1].errors
 
 
 def pages(stack: contextlib.ExitStack, base: str, app: int, listen: int, scratch: Path,
@@ -291,7 +295,7 @@ def bench(stack: contextlib.ExitStack, seconds: float) -> None:
     )
     print(f"2 gevent workers; wrk -t2 -c{CONNECTIONS}, {seconds:.0f} s per figure; "
           f"{os.cpu_count()} cores shared with wrk, nginx and anything else running")  # fmt: skip
-    remembered, unseen, renewal = gate_checks(base, pid, scratch, public, key, seconds)
+    remembered, unseen, renewal, refused = gate_checks(base, pid, scratch, public, key, seconds)
     share = pages(stack, base, app, listen, scratch, seconds)
     print("\ngoals")
     for label, figure in (("a pass seen before", remembered), ("every pass new", unseen)):
@@ -299,8 +303,10 @@ def bench(stack: contextlib.ExitStack, seconds: float) -> None:
               f"{'pass' if figure >= 2000 else 'MISS'}")  # fmt: skip
     print(f"  gated page with the cache >= 0.8 of ungated (median of three): {share:.2f} "
           f"{'pass' if share >= 0.8 else 'MISS'}")  # fmt: skip
-    print(f"  renewal p50 < 5 ms at half load (issue 32: one script call): {renewal:.2f} ms "
-          f"{'pass' if renewal < 5 else 'MISS'}")  # fmt: skip
+    # (an error is a quick 401 or a socket's: it would pull the p50 down)
+    print(f"  renewal p50 < 5 ms at half load (issue 32: one script call), no errors: "
+          f"{renewal:.2f} ms, {refused} errors "
+          f"{'pass' if renewal < 5 and not refused else 'MISS'}")  # fmt: skip
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at the end: {load}")
 
