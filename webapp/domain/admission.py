@@ -214,6 +214,8 @@ class Admission:
                 outcome = self._sign_up(request, settings, taken)
             else:
                 outcome = self._join_live(request, settings, taken)
+        except PuzzleAsked:  # under auto, the engine's script found the room busy
+            outcome = PuzzleRequired(self.challenge(request.room, settings))
         except KnownAddress:  # answered (its owner is mailed): counted, as a sign-up is
             raise
         except Exception as error:
@@ -268,25 +270,8 @@ class Admission:
             counting = NO_LIMITS
             if not self.challenges.redeem(room, request.solution):
                 return PuzzleRequired(self.challenge(room, settings))
-        try:
-            return self._place(request, settings, counting, prequeue, customer, taken, above)
-        except PuzzleAsked:  # the engine's script found the room busy: nothing was taken
-            return PuzzleRequired(self.challenge(room, settings))
-
-    def _place(
-        self,
-        request: JoinRequest,
-        settings: RoomSettings,
-        counting: Counting,
-        prequeue: bool,
-        customer: Customer | None,
-        taken: Taken,
-        puzzle_above: int | None,
-    ) -> Outcome:
-        """The engine's part of a live room's join, all that came before passed."""
-        room = request.room
         if request.seat_only:
-            return self._seat(request, settings, counting, prequeue, puzzle_above)
+            return self._seat(request, settings, counting, prequeue, above)
         if customer is None and prequeue:
             # the pre-queue's caps (a customer holds one place, whatever its address)
             entry = self.drops.take_prequeue_entry(
@@ -295,7 +280,7 @@ class Admission:
             taken.add(lambda: self.drops.give_back_prequeue_entry(entry))
         # otherwise the limits are counted by the join's own script call, or the join
         # refused (Throttled) and counted nowhere
-        return Joined(self._engine(request, counting, puzzle_above))
+        return Joined(self._engine(request, counting, above))
 
     def _seat(
         self,

@@ -81,6 +81,15 @@ end
 -- is offered by the next call's upkeep, or the sweep's, at once.
 local OFFERS_US = 4000
 
+-- Whether a call goes on to its offer number n (from 0): the clock looked at every 8
+-- (the first look starts it, if nothing did), and no more once OFFERS_US are spent.
+local function offers_go_on(n)
+    if n % 8 ~= 0 then
+        return true
+    end
+    return slice_spent() < OFFERS_US or n == 0
+end
+
 -- How many of the pre-queue a start under way has still to place: waiting (in
 -- checkin) but not in the line.
 local function unplaced()

@@ -293,9 +293,8 @@ end
 -- at least until that check-in is due, so nobody loses the seat for being on a long
 -- check-in window; an overdue ticket is dropped instead. Returns how many it handled.
 local function pass_through(now, lease, limit, s)
-    slice_spent()  -- the call's clock, if nothing started it (OFFERS_US)
     local done = 0
-    while done < limit and (done % 8 ~= 0 or done == 0 or slice_spent() < OFFERS_US) do
+    while done < limit and offers_go_on(done) do
         local head = redis.call('ZRANGE', K_LINE, 0, 0, 'WITHSCORES')
         if not head[1] or (PLACING and tonumber(head[2]) > PLACING) then
             break
@@ -329,7 +328,7 @@ end
 -- drawn tickets under random order, to everyone under passthrough. At most `limit`
 -- tickets are looked at; under random order at most PASS_MAX draws in a row may find a
 -- ticket passed over (then the rest waits for check-ins); none after OFFERS_US of the
--- call's time (room_base.lua; looked at every 8). Returns how many tickets it dropped
+-- call's time (room_base.lua offers_go_on()). Returns how many tickets it dropped
 -- or offered a seat (a draw passed over changed nothing).
 local function promote(now, lease, limit, s)
     if s.status == 'paused' or s.manual then
@@ -339,12 +338,8 @@ local function promote(now, lease, limit, s)
         return pass_through(now, lease, limit, s)
     end
     local free = math.min(s.capacity - redis.call('ZCARD', K_SEATS), admissions_left(now, s))
-    if free > 0 then
-        slice_spent()  -- the call's clock, if nothing started it
-    end
     local done, looked, passed = 0, 0, 0
-    while free > 0 and looked < limit and passed < PASS_MAX
-        and (looked % 8 ~= 0 or looked == 0 or slice_spent() < OFFERS_US) do
+    while free > 0 and looked < limit and passed < PASS_MAX and offers_go_on(looked) do
         local token, offered, passed_over = offer_next(now, lease, s)
         if not token then
             break
