@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from building import solved
 from werkzeug.routing import Rule
 
 from tests.api.conftest import ADMIN, api_app
@@ -125,3 +126,51 @@ def test_a_gate_join_refused_for_want_of_a_seat_changes_nothing(redis_url, r, cl
     gated = app.test_client().get("/gate/shop", headers={"X-Original-URI": "/shop/item"})
     assert gated.status_code == 401 and "Set-Cookie" not in gated.headers
     assert redis_state(r, app) == before
+
+
+def state_but_refusals(r: Any, app: Any) -> dict[str, Any]:
+    """``redis_state`` with the room's tallies of refused joins left out of its stats
+    and history (a refusal is counted there by design: the panel and /metrics)."""
+    state = redis_state(r, app)
+    for key in state:
+        if key.endswith(("}:stats", "}:history")):
+            fields = r.hgetall(key)
+            state[key] = {k: v for k, v in fields.items() if "refused" not in k}
+    return state
+
+
+def test_a_busy_auto_rooms_refused_joins_change_nothing(redis_url, r, clock, tmp_path):
+    """Under the puzzle's auto, past its threshold, the join's own script refuses a new
+    place without a solution: no solution, an empty one, a made-up one, another room's
+    solved one, each from a forged address of its own behind a trusted proxy, all 403
+    with a challenge; not a key of Redis changes (no ticket, no join counted in the
+    history the threshold reads, no per-address or per-network count); a client that
+    holds a place re-joins it without a puzzle, and a solved one still joins."""
+    app = api_app(redis_url, clock, tmp_path, PROXY_COUNT=1, JOIN_LIMIT="5 per minute")
+    client = app.test_client()
+    for name in ("hall", "annex"):
+        settings = {"capacity": 1, "challenge": "auto", "challenge_threshold": 2,
+                    "challenge_cost": 100}  # fmt: skip
+        assert client.put(f"/api/admin/rooms/{name}", json=settings, headers=ADMIN).status_code
+
+    def join(body: dict[str, Any], i: int) -> Any:
+        return client.post("/api/rooms/hall/join", json=body,
+                           headers={"X-Forwarded-For": f"203.0.113.{i}, 192.0.2.{i}"},
+                           environ_base={"REMOTE_ADDR": "127.0.0.1"})  # fmt: skip
+
+    assert [join({}, i).status_code for i in range(2)] == [200] * 2
+    key = {"Idempotency-Key": "held-before-the-rush"}
+    held = client.post("/api/rooms/hall/join", json={}, headers=key).get_json()["token"]
+    other = solved(client.get("/api/rooms/annex/challenge").get_json())
+    before = state_but_refusals(r, app)
+    for i, body in enumerate(({}, {"altcha": ""}, {"altcha": "bm90IGEgc29sdXRpb24="},
+                              {"altcha": other}, {}, {}), start=10):  # fmt: skip
+        reply = join(body, i)
+        assert reply.status_code == 403, body
+        assert reply.get_json()["error"] == "challenge_required"
+    assert state_but_refusals(r, app) == before
+    assert client.get("/api/rooms/hall/qsize").get_json()["len"] == 2
+    again = client.post("/api/rooms/hall/join", json={}, headers=key)  # its own place
+    assert again.status_code == 200 and again.get_json()["token"] == held
+    challenge = client.get("/api/rooms/hall/challenge").get_json()
+    assert join({"altcha": solved(challenge)}, 30).status_code == 200
