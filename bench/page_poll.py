@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode
 
 from servers import start_redis
 
@@ -39,6 +40,7 @@ ADMIN = "bench-admin-token-0123456789"
 ROOM = "bench-poll"
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 POLL = re.compile(r'hx-get="(/rooms/[^"]+/line\?[^"]+)"')
+SHAPE = re.compile(r'data-shape="([^"]+)"')
 
 
 def cpu_per_request(call: Callable[[], None], n: int) -> float:
@@ -54,6 +56,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--requests", type=int, default=300, help="per operation per round")
     parser.add_argument("--profile", action="store_true", help="then cProfile 2,000 polls")
+    parser.add_argument(
+        "--html", dest="shapes", action="store_false",
+        help="poll as a page without waiting.js's figures: the partial every time",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="poll-")))
@@ -89,18 +95,28 @@ def main(argv: list[str] | None = None) -> None:
         found = POLL.search(browser.get(f"/rooms/{ROOM}").get_data(as_text=True))
         assert found, "no poll on the waiting page"
         url = [found.group(1).replace("&amp;", "&")]
+        you = parse_qs(url[0].split("?")[1])["t"][0]
+        shape: list[str] = []  # the shape the page shows, sent as the browser's script does
         # an app in line
         reply = api.post(
             f"/api/rooms/{ROOM}/join", json={}, environ_base={"REMOTE_ADDR": "10.0.0.3"}
         )
         check_in_url = f"/api/rooms/{ROOM}/position/{reply.get_json()['token']}"
 
-        def poll() -> None:  # as htmx does: the next poll's URL from this answer
-            answer = browser.get(url[0], headers={"HX-Request": "true"})
+        def poll() -> None:  # as waiting.js does: the shape shown, the next poll's URL
+            headers = {"HX-Request": "true", **({"X-Line-Shape": shape[0]} if shape else {})}
+            answer = browser.get(url[0], headers=headers)
             assert answer.status_code == 200, answer.status_code
-            nxt = POLL.search(answer.get_data(as_text=True))
-            assert nxt, "the poll's answer asks no next poll"
+            if answer.is_json:  # the shape held: the figures alone
+                update = answer.get_json()
+                query = {"seen": update["seen"], "t": you, "shown": update["shown"]}
+                url[0] = f"{url[0].split('?')[0]}?{urlencode(query)}"
+                return
+            html = answer.get_data(as_text=True)
+            nxt, kept = POLL.search(html), SHAPE.search(html)
+            assert nxt and kept, "the poll's answer asks no next poll"
             url[0] = nxt.group(1).replace("&amp;", "&")
+            shape[:] = [kept.group(1)] if args.shapes else []
 
         def check_in() -> None:
             answer = api.get(check_in_url)

@@ -3,7 +3,10 @@
    a warning when a poll fails (tried again soon, backing off); the wait as a clock time
    in the visitor's own zone and locale; offers to notify or beep when it is your turn;
    then the "it's your turn" moment, and in. The poll itself is htmx (hx-get); it
-   replaces #line-status only, never the controls beside it (#while-waiting). */
+   replaces #line-status only, never the controls beside it (#while-waiting). A poll
+   of a waiting place names the shape the page shows (data-shape); while that holds,
+   the answer is the figures alone (JSON), set here in place, and the next poll is
+   asked for here (the "next" trigger). */
 (function () {
   "use strict";
   var page = window.page, byId = page.byId, t = page.t, title = page.title;
@@ -14,6 +17,9 @@
   var failing = false;
   var misses = 0;
   var turnTimer = null;
+  var nextPoll = null;
+  var SHAPE = "X-Line-Shape";  // webapp/views/shared/place.py SHAPE_HEADER
+  var GIVE_UP = 10;  // seconds past the poll's delay an unanswered poll is lost after
 
   function twoDigits(n) { return (n < 10 ? "0" : "") + n; }
   function clockText(seconds) {
@@ -173,6 +179,7 @@
   function setup() {
     var status = byId("line-status");
     clearTimeout(turnTimer);
+    clearTimeout(nextPoll);
     if (!status) { return; }
     var state = status.dataset.state;
     asideFor(state);
@@ -199,7 +206,58 @@
     }
   }
 
+  // A waiting place's poll: the shape it shows, and the URL the last figures gave.
+  function waitingPoll(elt) {
+    return elt && elt.id === "line-status" && elt.dataset.state === "waiting" && elt.dataset.shape;
+  }
+  document.body.addEventListener("htmx:configRequest", function (event) {
+    var status = event.detail.elt;
+    if (!waitingPoll(status)) { return; }
+    event.detail.headers[SHAPE] = status.dataset.shape;
+    event.detail.timeout = 1000 * (Number(status.dataset.poll || 10) + GIVE_UP);
+    if (status.dataset.next) { event.detail.path = status.dataset.next; }
+  });
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var status = event.detail.elt, xhr = event.detail.xhr;
+    var type = xhr.getResponseHeader("Content-Type") || "";
+    if (!waitingPoll(status) || xhr.status !== 200 || type.indexOf("application/json") !== 0) {
+      return;  // HTML: htmx swaps it (another shape, the turn, the end)
+    }
+    event.detail.shouldSwap = false;
+    try { figures(status, JSON.parse(xhr.responseText)); } catch (e) { stale(); }
+  });
+
+  // The figures of a poll whose shape held (place.py line_update): each data-figure's
+  // text, the progress bar's value, what the next poll sends, the notice, the words a
+  // screen reader hears; then the page is fresh, and asks again after the delay given.
+  function figures(status, update) {
+    status.querySelectorAll("[data-figure]").forEach(function (element) {
+      var text = update.figures[element.dataset.figure];
+      if (text !== undefined && element.textContent !== text) { element.textContent = text; }
+    });
+    status.querySelectorAll("[data-figure-value]").forEach(function (element) {
+      var value = update.figures[element.dataset.figureValue];
+      if (value !== undefined) { element.value = Number(value); }
+    });
+    status.dataset.poll = update.poll;
+    if (update.position !== null) { status.dataset.position = update.position; }
+    if (update.wait !== null) { status.dataset.wait = update.wait; }
+    var next = new URL(status.dataset.next || status.getAttribute("hx-get"), location.href);
+    next.searchParams.set("seen", update.seen);
+    if (update.shown) { next.searchParams.set("shown", update.shown); }
+    status.dataset.next = next.pathname + next.search;
+    var notice = byId("notice"), noticeText = byId("notice-text");
+    if (notice && noticeText) {
+      if (noticeText.textContent !== update.notice) { noticeText.textContent = update.notice; }
+      notice.hidden = !update.notice;
+    }
+    if (update.announce) { byId("announce").textContent = update.announce; }
+    setup();
+    nextPoll = setTimeout(function () { htmx.trigger(status, "next"); }, 1000 * update.poll);
+  }
+
   document.body.addEventListener("htmx:sendError", stale);
+  document.body.addEventListener("htmx:timeout", stale);
   document.body.addEventListener("htmx:responseError", stale);
   document.body.addEventListener("htmx:afterSwap", setup);
   if (byId("while-waiting")) { offers(byId("while-waiting")); }

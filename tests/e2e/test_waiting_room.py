@@ -261,6 +261,43 @@ def test_refusals_are_friendly_pages(server: Any, room: Any, person: Any, artifa
     assert page.goto(f"{server.url}/rooms/no-such-room").status == 404
 
 
+def test_a_poll_that_keeps_the_pages_shape_sets_its_figures_in_place(
+    server: Any, room: Any, person: Any
+) -> None:
+    """Cara waits second. Bob, ahead of her, leaves the line: her page's next poll is
+    answered with the figures alone (JSON: the page's shape holds), and the script sets
+    them where they stand, the part itself kept: her place, how far she has come, the
+    title, what a screen reader hears, the notice; and it asks again after the delay
+    the answer gave."""
+    name = room(capacity=1, dropout_seconds=6)  # the head polls every 3 s
+    ann, bob, cara = person(), person(), person()
+    enter(ann, server, name, "Ann")
+    in_room(ann, name)
+    enter(bob, server, name, "Bob")
+    enter(cara, server, name, "Cara")
+    expect(cara.locator("#line-status .big")).to_have_text("2")
+    answers: list[str] = []
+    cara.on(
+        "response",
+        lambda r: answers.append(r.headers.get("content-type", "")) if "/line?" in r.url else None,
+    )
+    cara.evaluate("document.getElementById('line-status').kept = true")  # gone if swapped
+    visiting.leave(bob)
+    server.as_admin("POST", f"/api/admin/rooms/{name}/notice", {"text": "Doors at 8"})
+    expect(cara.locator("#line-status .big")).to_have_text("1")
+    expect(cara.locator("#announce")).to_have_text("You are now number 1 in line.")
+    expect(cara.locator("#progress-text")).to_contain_text("You have moved up 1 of the 1 place")
+    expect(cara).to_have_title(re.compile(r"^Number 1 in line"))
+    expect(cara.locator("#notice-text")).to_have_text("Doors at 8")
+    expect(cara.locator("#notice")).to_be_visible()
+    assert cara.evaluate("document.getElementById('line-status').kept") is True
+    assert answers and all(kind.startswith("application/json") for kind in answers)
+    seen = len(answers)
+    cara.wait_for_timeout(7000)  # two more polls, 3 s apart
+    assert len(answers) >= seen + 2 and all(k.startswith("application/json") for k in answers)
+    expect(cara.locator("#line-status .live")).to_have_text("Updated just now")
+
+
 def test_a_lost_poll_is_shown_and_retried(server: Any, room: Any, person: Any) -> None:
     """When check-ins fail the page says so, and it recovers when they work again."""
     name = room(capacity=1, dropout_seconds=20)

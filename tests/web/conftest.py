@@ -126,9 +126,11 @@ class Visitor:
         assert reply.status_code == 303
         return self
 
-    def get(self, path: str, htmx: bool = False, **kwargs: Any) -> Any:
-        headers = {"HX-Request": "true"} if htmx else {}
-        return self.client.get(path, headers=headers, **kwargs)
+    def get(
+        self, path: str, htmx: bool = False, headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> Any:
+        asks = {"HX-Request": "true"} if htmx else {}
+        return self.client.get(path, headers={**asks, **(headers or {})}, **kwargs)
 
     def join(self, room: str, headers: dict[str, str] | None = None) -> Any:
         """Joins as a person does (the room's button: a POST), then the room's page; or

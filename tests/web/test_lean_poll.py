@@ -18,6 +18,7 @@ from tests.web.conftest import Visitor, running_app
 from webapp.views.visitor import line
 
 POLL = re.compile(r'hx-get="(/[^"]*rooms/hall/line\?[^"]+)"')
+SHAPE = re.compile(r'data-shape="([0-9a-f]+)"')
 HTMX = {"HX-Request": "true"}
 
 
@@ -65,7 +66,11 @@ def test_a_waiting_places_poll_is_answered_without_flask_as_flask_answers_it(
     lean = bob.get(url, htmx=True)
     assert flask_saw == [], "the poll went through Flask"
     html = lean.get_data(as_text=True)
-    assert lean.status_code == 200 and 'class="big">1<' in html and "Set-Cookie" not in lean.headers
+    assert (
+        lean.status_code == 200
+        and 'data-figure="position">1<' in html
+        and "Set-Cookie" not in lean.headers
+    )
     assert html == flasks(app, bob, url)  # the same partial, word for word
     head = bob.client.head(url, headers=HTMX)  # Flask answers HEAD: its headers
     assert flask_saw == [f"HEAD {url.split('?')[0]}"]
@@ -74,6 +79,49 @@ def test_a_waiting_places_poll_is_answered_without_flask_as_flask_answers_it(
     assert following and "shown=" in following.group(1)
     again = bob.get(following.group(1).replace("&amp;", "&"), htmx=True)
     assert again.status_code == 200 and flask_saw == [f"HEAD {url.split('?')[0]}"]
+
+
+def test_a_poll_that_finds_the_pages_shape_is_answered_its_figures_alone(
+    app: Flask, make_visitor: Any, make_room: Any, flask_saw: list[str]
+) -> None:
+    """waiting.js sends the shape its page shows (``X-Line-Shape``). While it holds, the
+    answer is the figures as JSON, without Flask, as Flask's view answers them; a shape
+    the page does not show (an old one, a made-up one) gets the whole partial."""
+    bob, url = waiting(app, make_visitor, make_room)
+    shape = SHAPE.search(bob.get(url, htmx=True).get_data(as_text=True))
+    assert shape
+    asks = {"X-Line-Shape": shape.group(1)}
+    flask_saw.clear()
+    lean = bob.get(url, htmx=True, headers=asks)
+    assert flask_saw == [] and lean.status_code == 200 and lean.is_json
+    update = lean.get_json()
+    assert update["shape"] == shape.group(1) and update["position"] == update["seen"] == 1
+    assert update["figures"]["position"] == "1" and update["figures"]["in-line"] == "1"
+    assert update["poll"] > 0 and update["notice"] == "" and update["announce"] == ""
+    assert lean.headers["Cache-Control"] == "no-store" and "Set-Cookie" not in lean.headers
+    assert lean.headers["Vary"] == "Accept-Language, X-Line-Shape, Cookie"
+    assert lean.get_data(as_text=True) == flasks(app, bob, url, **asks)  # Flask's, byte for byte
+    head = bob.client.head(url, headers={**HTMX, **asks})
+    assert compared(lean) == compared(head)
+    # the organisers' notice and a move up the line come with the figures
+    app.extensions["services"].visits.rooms.set_notice("hall", "Doors at 8", "ada")
+    cara = make_visitor("Cara")
+    cara_url = POLL.search(cara.join("hall").get_data(as_text=True))
+    assert cara_url
+    cara_url_text = cara_url.group(1).replace("&amp;", "&")
+    cara_shape = SHAPE.search(cara.get(cara_url_text, htmx=True).get_data(as_text=True))
+    assert cara_shape
+    bob.get("/rooms/hall/leave")  # the form's page; the POST leaves
+    bob.client.post("/rooms/hall/leave", data={"csrf_token": bob.csrf()})
+    moved = cara.get(cara_url_text, htmx=True, headers={"X-Line-Shape": cara_shape.group(1)})
+    assert moved.is_json, "moving up keeps the page's shape"
+    figures = moved.get_json()
+    assert figures["figures"]["position"] == "1" and figures["notice"] == "Doors at 8"
+    assert figures["announce"] == "You are now number 1 in line."
+    assert "You have moved up 1 of the 1 place" in figures["figures"]["progress-text"]
+    for stale in ("0" * 8, "", "<script>"):
+        whole = bob.get(url, htmx=True, headers={"X-Line-Shape": stale})
+        assert whole.status_code in (200, 303) and not whole.is_json
 
 
 @pytest.mark.parametrize(
@@ -211,7 +259,7 @@ def test_made_up_polls_are_answered_never_with_a_500(
     for cookie in ("", "x" * 8000, "..", "e30.AAAA.BBBB", "\u00e9t\u00e9"):
         answer = app.test_client().get(url, headers={**HTMX, "Cookie": f"session={cookie}"})
         assert answer.status_code < 500, cookie
-    assert 'class="big">1<' in bob.get(url, htmx=True).get_data(as_text=True)
+    assert 'data-figure="position">1<' in bob.get(url, htmx=True).get_data(as_text=True)
 
 
 def test_a_lean_poll_is_timed_as_the_views(

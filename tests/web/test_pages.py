@@ -134,10 +134,10 @@ def test_second_visitor_waits_in_line(make_visitor: Any, make_room: Any) -> None
     page = make_visitor("Bob").join("hall")
     html = page.get_data(as_text=True)
     assert page.status_code == 200
-    assert '<span class="big">1</span>' in html
+    assert '<span class="big" data-figure="position">1</span>' in html
     poll = r'hx-get="/rooms/hall/line\?seen=1&amp;t=[0-9a-f]{12}(&amp;shown=[0-9.,]+)?"'
     assert re.search(poll, html)
-    assert re.search(r'hx-trigger="load delay:[0-9.]+s, every [0-9.]+s, retry"', html)
+    assert re.search(r'hx-trigger="load delay:[0-9.]+s, next, retry"', html)
     refresh = r'http-equiv="refresh" content="[0-9]+;url=/rooms/hall/line\?t=[0-9a-f]+"'
     assert re.search(refresh, html)
     assert 'aria-live="polite"' in html and "Leave the line" in html
@@ -175,7 +175,9 @@ def test_a_poll_with_a_made_up_figure_is_answered_as_one_without(
     plain = re.sub(r"&amp;shown=[^&]*", "", url.group(1)).replace("&amp;", "&")
     for made_up in ("nan,nan,nan", "1e309,1,1", "-5,1,1", "x" * 5000, "1,2", ",,,,"):
         poll = bob.get(f"{plain}&shown={made_up}", htmx=True)
-        assert poll.status_code == 200 and 'class="big">1<' in poll.get_data(as_text=True)
+        assert poll.status_code == 200 and 'data-figure="position">1<' in poll.get_data(
+            as_text=True
+        )
 
 
 def test_joining_twice_keeps_the_same_place(make_visitor: Any, make_room: Any) -> None:
@@ -185,7 +187,9 @@ def test_joining_twice_keeps_the_same_place(make_visitor: Any, make_room: Any) -
     bob = make_visitor("Bob")
     bob.join("hall")
     bob.join("hall")
-    assert '<span class="big">1</span>' in bob.join("hall").get_data(as_text=True)
+    assert '<span class="big" data-figure="position">1</span>' in bob.join("hall").get_data(
+        as_text=True
+    )
 
 
 def test_line_partial_for_htmx_full_page_otherwise(make_visitor: Any, make_room: Any) -> None:

@@ -12,9 +12,11 @@ closed socket would, give or take one reload.
 
 from __future__ import annotations
 
+import functools
+import zlib
 from typing import Any
 
-from flask import Response, make_response, redirect, render_template, request, url_for
+from flask import Response, current_app, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from webapp.domain import page_template
@@ -26,7 +28,15 @@ from webapp.domain.visits import Place
 from webapp.live.realtime import room_state
 from webapp.views import admission, chats, reports, services, visits
 from webapp.views.shared import own_page, passes, session
-from webapp.views.shared.words import chance_words, trend_words, wait_words
+from webapp.views.shared.words import (
+    chance_words,
+    moved_words,
+    progress_words,
+    stock_words,
+    trend_words,
+    wait_words,
+)
+from webapp.web.i18n import current_language
 from webapp.web.replies import drop_view
 
 CLOSE_TOO_MANY = 4008  # a room socket's close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
@@ -37,6 +47,8 @@ TURN_MOMENT = 3  # seconds "it's your turn" shows before the page goes in (waiti
 NO_SCRIPT_POLL = 5.0  # a page without JavaScript reloads itself no more often than this
 MAX_SEAT_REFRESH = 30.0  # ... and a room page without it at least this often
 WAITING_CONFIG = {"turnMoment": TURN_MOMENT}  # static/js/waiting.js reads it (js-config)
+LINE_TEMPLATES = ("_line_status.html", "_drop_stock.html")  # a waiting place's part
+SHAPE_HEADER = "X-Line-Shape"  # a poll of the waiting page: the shape it shows
 
 
 def is_htmx() -> bool:
@@ -167,6 +179,12 @@ def waiting_page(room: str, standing: Standing) -> ResponseReturnValue:
         start=session.start(room, standing.ticket.position),
         email=session.email(room),
     )
+    if polled and request.headers.get(SHAPE_HEADER) == context["shape"]:
+        response = make_response(line_update(context))  # the page's shape holds
+        response.headers["Cache-Control"] = "no-store"
+        response.vary.add("Accept-Language")  # the figures' words are in the page's
+        response.vary.add(SHAPE_HEADER)
+        return response
     return no_store(render_template(page, **context))
 
 
@@ -279,7 +297,9 @@ def line_context(
     guess = standing.estimate
     settings = reports().settings(room)
     poor = guess is not None and reports().cache.hard_to_predict(room, reports().now())
-    context = {
+    # a screen reader hears a place that moved (not under random order: there is none)
+    moved = seen is not None and seen != ticket.position and standing.method != "random"
+    context: dict[str, Any] = {
         "room": room,
         "ticket": ticket,
         "you": public_id(ticket.token),
@@ -292,7 +312,7 @@ def line_context(
         "trend": trend_words(standing.trend),
         "poll": standing.poll_after,
         "refresh": max(standing.poll_after, NO_SCRIPT_POLL),
-        "moved": seen is not None and seen != ticket.position,
+        "announce": moved_words(ticket.position, ticket.ahead) if moved else "",
         "start": start,
         "email": email,
         "polled": polled,
@@ -305,7 +325,91 @@ def line_context(
     if settings.page_template:  # the room's own page (issue 30)
         context["own"] = own_body(room, standing, settings, context)
         context["own_controls"] = page_template.names_controls(settings.page_template)
+    context["figures"] = line_figures(context)
+    context["shape"] = line_shape(context)
     return context
+
+
+def line_figures(context: dict[str, Any]) -> dict[str, str]:
+    """What a poll changes on a waiting page whose shape it keeps (``line_shape``): the
+    text of each ``data-figure`` element of ``_line_status.html`` (``data-figure-value``:
+    a progress bar's value), as the template prints it and ``waiting.js`` sets it."""
+    ticket, start, drop = context["ticket"], context["start"], context["drop"]
+    outlook = drop.outlook if drop is not None else None
+    stock = outlook.stock_left if outlook is not None else None
+    return {
+        "position": str(ticket.position),
+        "ahead": str(ticket.ahead),
+        "seats": f"{ticket.active} / {ticket.capacity}",
+        "in-line": str(ticket.waiting),
+        "progress": str(start - ticket.position),
+        "progress-text": progress_words(start, ticket.position) if start > 1 else "",
+        "wait": context["wait"] or "",
+        "trend": context["trend"] or "",
+        "chance": context["chance"] or "",
+        "stock": "" if stock is None else stock_words(stock),
+    }
+
+
+def line_shape(context: dict[str, Any]) -> str:
+    """A short name for everything of a waiting place's part (``_line_status.html``)
+    that is not a figure (``line_figures``): which parts show, their fixed words, the
+    language, the template itself. Two answers of one shape differ only in figures,
+    so a poll that finds the page's shape answers them alone, as JSON
+    (``lean_poll``); a test holds the template to it."""
+    ticket, drop, figures = context["ticket"], context["drop"], context["figures"]
+    outlook = drop.outlook if drop is not None else None
+    drop_parts = None
+    if drop is not None:
+        share = None if outlook is None else round(outlook.served_share * 100)
+        sold_out = outlook is not None and outlook.likely_sold_out
+        drop_parts = (drop.phase, drop.in_prequeue, drop.drawn, drop.draw_id, sold_out, share)
+    parts = (
+        template_version(),
+        current_language(),
+        context["room"],
+        context["you"],
+        ticket.room_status,
+        ticket.support_code,
+        context["method"],
+        context["start"],
+        context["basis"],
+        context["typical"],
+        context["seconds"] is None,
+        "own" in context,
+        drop_parts,
+        tuple(name for name, text in figures.items() if text),  # which ones show
+    )
+    return format(zlib.crc32(repr(parts).encode()), "08x")
+
+
+def line_update(context: dict[str, Any]) -> dict[str, Any]:
+    """A poll's answer to a waiting page whose shape holds (``line_shape``): its
+    figures, and what else the page takes from a poll (``static/js/waiting.js``): when
+    to ask again and with what (``seen``, ``shown``), the title's place, the wait for
+    the clock time, the organisers' notice, what a screen reader hears."""
+    ticket = context["ticket"]
+    return {
+        "shape": context["shape"],
+        "figures": context["figures"],
+        "poll": context["poll"],
+        "seen": ticket.position,
+        "shown": context["shown"],
+        "position": None if context["method"] == "random" else ticket.position,
+        "wait": context["seconds"],
+        "notice": ticket.notice or "",
+        "announce": context["announce"],
+    }
+
+
+@functools.cache
+def template_version() -> str:
+    """The waiting place's templates as they are (a page opened before a deploy that
+    changed them has another shape: its next poll redraws it)."""
+    env = current_app.jinja_env
+    assert env.loader is not None
+    sources = "".join(env.loader.get_source(env, name)[0] for name in LINE_TEMPLATES)
+    return format(zlib.crc32(sources.encode()), "08x")
 
 
 def own_body(room: str, standing: Standing, settings: RoomSettings, context: dict[str, Any]) -> str:

@@ -122,6 +122,40 @@ def wait_words(guess: Estimate | None, room_status: str = "open", poor: bool = F
     return _("about %(duration)s", duration=duration(low_h * 3600))
 
 
+def progress_words(start: int, position: int) -> str:
+    """How far a place has come since it joined ``start``-th (now ``position``-th)."""
+    if start > position:
+        return ngettext(
+            "You have moved up %(moved)s of the %(num)s place that was ahead of you when you "
+            "joined.",
+            "You have moved up %(moved)s of the %(num)s places that were ahead of you when you "
+            "joined.",
+            start - 1,
+            moved=start - position,
+        )
+    return ngettext(
+        "%(num)s person was ahead of you when you joined; nobody has gone in yet.",
+        "%(num)s people were ahead of you when you joined; nobody has gone in yet.",
+        start - 1,
+    )
+
+
+def moved_words(position: int, ahead: int) -> str:
+    """What a screen reader hears when the place moved."""
+    if ahead:
+        return _(
+            "You are now number %(position)s in line, %(ahead)s ahead of you.",
+            position=position,
+            ahead=ahead,
+        )
+    return _("You are now number %(position)s in line.", position=position)
+
+
+def stock_words(left: int) -> str:
+    """A drop's stock on the waiting page."""
+    return ngettext("%(num)s item left.", "%(num)s items left.", left)
+
+
 def resent_words(resent: waitlist.Resent, address: str, corrected: bool) -> str:
     """What became of "send the confirmation email again" (or to a corrected address)."""
     if resent.sent and corrected:

@@ -31,8 +31,10 @@ from redis.exceptions import RedisError
 from werkzeug.http import parse_cookie
 
 from webapp.domain.refusals import RoomError
+from webapp.domain.settings import RoomSettings
 from webapp.domain.tickets import public_id, valid_room_name
 from webapp.views.shared import own_page, place, session
+from webapp.web import jsonio
 from webapp.web.admin_session import REDIS_FAILED, PanelSessionInterface
 from webapp.web.i18n import COOKIE as LANGUAGE_COOKIE
 from webapp.web.i18n import choose_language, speaking
@@ -48,6 +50,9 @@ if TYPE_CHECKING:
 PREFIX, SUFFIX = "/rooms/", "/line"
 ENDPOINT_NAME = "line.status"
 VARY = "Accept-Language, Cookie"  # as Flask's answer varies: the session, the language
+VARY_SHAPE = f"Accept-Language, {place.SHAPE_HEADER}, Cookie"  # a poll's figures: the shape too
+SHAPE_ENVIRON = "HTTP_" + place.SHAPE_HEADER.upper().replace("-", "_")
+HTML, JSON = "text/html; charset=utf-8", "application/json"
 
 
 class LeanPoll:
@@ -115,6 +120,9 @@ class LeanPoll:
                     start=session.start(room, standing.ticket.position, data),
                     email=session.email(room, data),
                 )
+                if environ.get(SHAPE_ENVIRON) == context["shape"]:  # only its figures
+                    body = jsonio.dumps(place.line_update(context)).encode()
+                    return body, self.headers(settings, body, JSON, VARY_SHAPE)
                 html = self.template.render(context, url_for=urls(self.flask, environ))
         except RoomError:
             return None  # Flask's view says so, in the visitor's terms
@@ -122,16 +130,22 @@ class LeanPoll:
             environ[REDIS_FAILED] = error
             return None
         body = html.encode()
+        return body, self.headers(settings, body, HTML, VARY)
+
+    @staticmethod
+    def headers(settings: RoomSettings, body: bytes, kind: str, vary: str) -> list[tuple[str, str]]:
+        """As Flask's answer has them: the type, the length, no-store, Vary, the room
+        pages' policy."""
         headers = [
-            ("Content-Type", "text/html; charset=utf-8"),
+            ("Content-Type", kind),
             ("Content-Length", str(len(body))),
             ("Cache-Control", "no-store"),
-            ("Vary", VARY),
+            ("Vary", vary),
         ]
         policy = own_page.pages_policy(settings)
         if policy:
             headers.append(("Content-Security-Policy", policy))
-        return body, headers
+        return headers
 
 
 def first_values(query: str) -> dict[str, str]:
