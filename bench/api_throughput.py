@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import socket
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -51,6 +53,10 @@ from servers import (
 )
 
 BENCH_DIR = Path(__file__).resolve().parent
+CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+PAGE_POLL = re.compile(r'hx-get="(/rooms/[^"]+/line\?[^"]+)"')
+SHAPE = re.compile(r'data-shape="([^"]+)"')
+FORM = "application/x-www-form-urlencoded"
 ADMIN_TOKEN = "bench-admin-token"
 ADDRESSES = 1024  # client addresses per connection for joins (see ``addresses``)
 REQUEST_TIMEOUT = 10.0  # seconds; a stuck server fails the round instead of hanging it
@@ -83,6 +89,7 @@ ROOMS = {
     "join-waiting": Room("bench-join-waiting", {"capacity": 1, **LONG}, held=True),
     "checkin-waiting": Room("bench-checkin-waiting", {"capacity": 1, **LONG}, held=True),
     "checkin-admitted": Room("bench-checkin-admitted", {"capacity": BIG, **LONG}, held=False),
+    "page-poll": Room("bench-page-poll", {"capacity": 1, **LONG}, held=True),
 }
 # Rooms whose contents grow with every join: recreated before each round, so every
 # round starts alike.
@@ -142,7 +149,22 @@ OPERATIONS = [
         versus=BARE_CHECKIN,
     ),
 ]
+PAGE_POLL_LABEL = "waiting page's poll"
+OPERATIONS.append(
+    Operation(
+        PAGE_POLL_LABEL,
+        "app",
+        "GET",
+        "{token}",
+        pool="page-poll",
+        note="a browser's waiting page polls (its cookie, HX-Request, the shape its page "
+        "shows): the figures alone, as JSON",
+        versus=BARE_CHECKIN,
+    )
+)
 BY_LABEL = {op.label: op for op in OPERATIONS}
+POLL_LABELS = (OPERATIONS[0].label, BARE_CHECKIN, "check-in, waiting", PAGE_POLL_LABEL)
+GOAL32_POLL = 1.0  # issue 32: the waiting page's poll at least the bare endpoint's
 JOINS = ("join, admitted", "join, to the line")
 JOIN_LABELS = (OPERATIONS[0].label, BARE_JOIN, *JOINS)  # --joins: these alone
 GOAL32_JOIN = 0.9  # issue 32: a join (limits, join, prediction: one round trip) 0.9x bare
@@ -193,10 +215,13 @@ class KeepAlive:
         self.reader: Any = None
 
     def message(self, method: str, path: str, address: str = "") -> bytes:
-        """A request; ``address``: the client it comes from, as the proxy in front says."""
+        """A request; ``address``: the client it comes from, as the proxy in front says.
+        A path may carry header lines of its own after a NUL (a browser's poll: its
+        cookie, what its script sends)."""
+        path, _, headers = path.partition("\0")
         forwarded = f"X-Forwarded-For: {address}\r\n" if address else ""
         return (
-            f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\n{forwarded}"
+            f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\n{forwarded}{headers}"
             "Content-Length: 0\r\n\r\n"
         ).encode()
 
@@ -335,6 +360,57 @@ def fill(port: int, room: str, count: int) -> list[str]:
     return tokens
 
 
+class Browser:
+    """A browser for the set-up: one connection, its cookies, its own address."""
+
+    def __init__(self, port: int, address: str) -> None:
+        self.conn = http.client.HTTPConnection(HOST, port, timeout=REQUEST_TIMEOUT)
+        self.address = address
+        self.jar: dict[str, str] = {}
+
+    def cookie(self) -> str:
+        return "; ".join(f"{name}={value}" for name, value in self.jar.items())
+
+    def visit(self, method: str, path: str, body: str | None = None, **more: str) -> str:
+        headers = {"X-Forwarded-For": self.address, "Cookie": self.cookie(), **more}
+        self.conn.request(method, path, body, headers)
+        response = self.conn.getresponse()
+        for line in response.msg.get_all("Set-Cookie") or []:
+            name, _, value = line.split(";", 1)[0].partition("=")
+            self.jar[name.strip()] = value.strip()
+        if response.status >= 400:
+            raise RuntimeError(f"{method} {path} during set-up: HTTP {response.status}")
+        return response.read().decode()
+
+
+def browse(port: int, room: str, count: int) -> list[str]:
+    """``count`` browsers join ``room``'s line through its pages, each from an address of
+    its own: the lobby (its CSRF token, the session cookie), the join's form, the waiting
+    page. Returns each one's poll as waiting.js sends it while the page's shape holds:
+    the path, then after a NUL its header lines (the cookie, ``HX-Request``, the shape)."""
+    polls = []
+    for address in addresses(count):
+        browser = Browser(port, address)
+        token = CSRF.search(browser.visit("GET", "/"))
+        assert token, "no CSRF token on the lobby"
+        form = urllib.parse.urlencode({"csrf_token": token.group(1), "name": "Bench"})
+        browser.visit("POST", f"/rooms/{room}/join", form, **{"Content-Type": FORM})
+        page = browser.visit("GET", f"/rooms/{room}")
+        path, shape = PAGE_POLL.search(page), SHAPE.search(page)
+        assert path and shape, "no poll on the waiting page"
+        headers = (
+            f"Cookie: {browser.cookie()}\r\nHX-Request: true\r\nX-Line-Shape: {shape.group(1)}\r\n"
+        )
+        polls.append(f"{path.group(1).replace('&amp;', '&')}\0{headers}")
+        browser.conn.close()
+    client = KeepAlive(port)  # the answer the bench measures: the figures alone
+    status, body = client.send(client.message("GET", polls[0]))
+    client.close()
+    if status != 200 or not body.startswith(b"{"):
+        raise RuntimeError(f"a poll during set-up: HTTP {status} {body[:200]!r}")
+    return polls
+
+
 def client_main(pipe: Connection, threads: int) -> None:
     """A load-generating process: obeys commands from the bench until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the bench process handles Ctrl-C
@@ -360,6 +436,10 @@ def obey(command: str, args: list[Any], pools: dict[str, list[list[str]]], threa
     if command == "fill":
         pool, port, room, per_thread = args
         pools[pool] = in_threads(fill, [(port, room, per_thread)] * threads)
+        return None
+    if command == "browse":
+        pool, port, room, per_thread = args
+        pools[pool] = in_threads(browse, [(port, room, per_thread)] * threads)
         return None
     if command == "names":  # tokens the bare line learns at their first check-in
         pool, per_thread = args
@@ -502,7 +582,8 @@ class Bench:
             )
         self.clients = Clients(stack, args.clients, args.threads)
         self.longest_line = 0
-        self.ops = [op for op in OPERATIONS if not args.joins or op.label in JOIN_LABELS]
+        alone = JOIN_LABELS if args.joins else POLL_LABELS if args.polls else None
+        self.ops = [op for op in OPERATIONS if alone is None or op.label in alone]
 
     def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         conn = http.client.HTTPConnection(HOST, self.ports["app"], timeout=REQUEST_TIMEOUT)
@@ -529,6 +610,9 @@ class Bench:
         for pool in ("checkin-waiting", "checkin-admitted"):
             name = ROOMS[pool].name
             self.clients.ask("fill", pool, self.ports["app"], name, self.args.fill, timeout=120)
+        browsers = max(self.args.fill // 25, 1)  # each makes three requests to join
+        name = ROOMS["page-poll"].name
+        self.clients.ask("browse", "page-poll", self.ports["app"], name, browsers, timeout=120)
         self.clients.ask("names", "bare-line", self.args.fill, timeout=30)
 
     def redis_usage(self) -> tuple[int, float]:
@@ -731,6 +815,20 @@ def join_goals(results: dict[str, list[Sample]]) -> None:
         print(f"  {'pass' if r >= GOAL32_JOIN else 'MISS'}  {goal:<58} {r:.2f}")
 
 
+def poll_goals(results: dict[str, list[Sample]]) -> None:
+    """Issue 32's: the waiting page's poll serves at least as many as the bare endpoint."""
+    print("goals (issue 32: the waiting page's poll, its figures alone)")
+    base = results[BARE_CHECKIN]
+    r = median(s.rps / b.rps for s, b in zip(results[PAGE_POLL_LABEL], base, strict=True))
+    goal = f"{PAGE_POLL_LABEL}: >= {GOAL32_POLL} of {BARE_CHECKIN}"
+    print(f"  {'pass' if r >= GOAL32_POLL else 'MISS'}  {goal:<58} {r:.2f}")
+    checks = results["check-in, waiting"]
+    r = median(
+        s.server_cpu / c.server_cpu for s, c in zip(results[PAGE_POLL_LABEL], checks, strict=True)
+    )
+    print(f"        its web CPU per request / the API check-in's: {r:.2f}")
+
+
 def lean_goals(
     ratio: Callable[[str], float], samples: dict[str, list[Sample]]
 ) -> list[tuple[str, str, bool]]:
@@ -771,6 +869,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--joins", action="store_true", help="the joins and their baselines alone (issue 32)"
     )
+    parser.add_argument(
+        "--polls",
+        action="store_true",
+        help="the waiting page's poll, the check-in and their baselines alone (issue 32)",
+    )
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 5)
     args.duration = args.duration or (1.0 if args.quick else 3.0)
@@ -802,10 +905,15 @@ def main(argv: list[str] | None = None) -> int:
             report(args, bench, results)
             join_goals(results)
             return
+        if args.polls:
+            report(args, bench, results)
+            poll_goals(results)
+            return
         paced = bench.paced(results)
         report(args, bench, results)
         goals(results, paced)
         join_goals(results)
+        poll_goals(results)
 
     return run_bounded(budget, work)
 

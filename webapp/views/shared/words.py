@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 
-from flask_babel import format_percent, format_timedelta
+from babel.dates import format_timedelta
+from babel.numbers import format_percent
 
 from webapp.domain import rooms as engine
 from webapp.domain import waitlist
 from webapp.domain.estimate import WIDER, Estimate, SeatChance
 from webapp.domain.rooms import MAX_DISPLAY_NAME
-from webapp.web.i18n import _, gone_reason, ngettext
+from webapp.web.i18n import _, gone_reason, ngettext, page_locale
 
 
 def explain(error: engine.RoomError) -> str:
@@ -186,7 +187,7 @@ def resent_words(resent: waitlist.Resent, address: str, corrected: bool) -> str:
 
 def duration(seconds: int) -> str:
     """ "5 minutes", "5 Minuten", "5 minutos": Babel, in the visitor's language."""
-    return str(format_timedelta(seconds, threshold=1))
+    return str(format_timedelta(seconds, threshold=1, locale=page_locale()))
 
 
 def chance_words(chance: SeatChance | None, joining: bool = False) -> str | None:
@@ -196,7 +197,8 @@ def chance_words(chance: SeatChance | None, joining: bool = False) -> str | None
     if chance is None:
         return None
     minutes = max(round(chance.within / 60), 1)
-    percent = format_percent(round(chance.chance, 2))
+    locale = page_locale()
+    percent = format_percent(round(chance.chance, 2), locale=locale)
     if joining:
         return ngettext(
             "If you join now, your chance of a seat in the next %(num)s minute is about "
@@ -204,7 +206,7 @@ def chance_words(chance: SeatChance | None, joining: bool = False) -> str | None
             "If you join now, your chance of a seat in the next %(num)s minutes is about "
             "%(percent)s.",
             minutes,
-            percent=percent if chance.chance >= 0.01 else format_percent(0.01),
+            percent=percent if chance.chance >= 0.01 else format_percent(0.01, locale=locale),
         )
     if chance.chance >= 0.995:
         return ngettext(

@@ -111,19 +111,21 @@ class LeanPoll:
             language = choose_language(
                 cookies.get(LANGUAGE_COOKIE, ""), environ.get("HTTP_ACCEPT_LANGUAGE", "")
             )
-            with self.flask.app_context(), speaking(language):
-                context = place.line_context(
-                    room,
-                    standing,
-                    polled=True,
-                    seen=integer(args.get("seen")),
-                    start=session.start(room, standing.ticket.position, data),
-                    email=session.email(room, data),
-                )
+            with self.flask.app_context():
+                with speaking(language, rendering=False):
+                    context = place.line_context(
+                        room,
+                        standing,
+                        polled=True,
+                        seen=integer(args.get("seen")),
+                        start=session.start(room, standing.ticket.position, data),
+                        email=session.email(room, data),
+                    )
                 if environ.get(SHAPE_ENVIRON) == context["shape"]:  # only its figures
                     body = jsonio.dumps(place.line_update(context)).encode()
                     return body, self.headers(settings, body, JSON, VARY_SHAPE)
-                html = self.template.render(context, url_for=urls(self.flask, environ))
+                with speaking(language):
+                    html = self.template.render(context, url_for=urls(self.flask, environ))
         except RoomError:
             return None  # Flask's view says so, in the visitor's terms
         except RedisError as error:  # Flask answers the outage at once, not asking again
