@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl
+from urllib.parse import unquote
 
 from redis.exceptions import RedisError
 from werkzeug.http import parse_cookie
@@ -88,7 +88,7 @@ class LeanPoll:
             return None
         args = first_values(environ.get("QUERY_STRING", ""))
         shown_id = args.get("t")
-        cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
+        cookies = cookies_of(environ.get("HTTP_COOKIE", ""))
         text = cookies.get(self.flask.config["SESSION_COOKIE_NAME"])
         interface = self.flask.session_interface
         if not shown_id or not text or not isinstance(interface, PanelSessionInterface):
@@ -151,9 +151,34 @@ class LeanPoll:
 
 
 def first_values(query: str) -> dict[str, str]:
-    """Each argument's first value, as Flask's ``request.args.get`` reads it."""
+    """Each argument's first value, as Flask's ``request.args.get`` reads it (as
+    ``parse_qsl`` splits and decodes, without its work for the plain pairs a poll's URL
+    mostly has)."""
     found: dict[str, str] = {}
-    for name, value in parse_qsl(query, keep_blank_values=True):
+    for pair in query.split("&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition("=")
+        if "%" in pair or "+" in pair:
+            name, value = unquote(name.replace("+", " ")), unquote(value.replace("+", " "))
+        found.setdefault(name, value)
+    return found
+
+
+def cookies_of(header: str) -> dict[str, str]:
+    """Each cookie's first value, as werkzeug's ``parse_cookie`` reads them; a header
+    of plain pairs (as this app's cookies are) without its regular expression."""
+    found: dict[str, str] = {}
+    if not header.isascii() or '"' in header:
+        return parse_cookie(header).to_dict()
+    for part in header.split(";"):
+        part = part.strip(" \t")
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        name, value = name.rstrip(" \t"), value.lstrip(" \t")
+        if not name or any(blank in name or blank in value for blank in " \t"):
+            return parse_cookie(header).to_dict()  # a blank inside: werkzeug's rules
         found.setdefault(name, value)
     return found
 
