@@ -36,6 +36,7 @@ def app(redis_url: str) -> Iterator[Flask]:
         rooms = app.extensions["services"].visits.rooms
         rooms.configure("hall", {"capacity": 3})
         rooms.configure("slow", {"capacity": 3, "typical_stay_seconds": 600})
+        rooms.configure("own", {"capacity": 3, "page_template": "<p>n={{position}}</p>"})
         yield app
 
 
@@ -143,3 +144,6 @@ def test_a_shape_changes_with_what_the_figures_do_not_say(app: Flask) -> None:
         shown_as(app, "hall", "en", 3, moved)[1]["shape"]
         == shown_as(app, "hall", "en", 3, base)[1]["shape"]
     )
+    # a room's own page prints its figures in its own words: each change is a new shape
+    own, own_moved = (shown_as(app, "own", "en", 3, one) for one in (base, moved))
+    assert "n=2" in own[0] and own[1]["shape"] != own_moved[1]["shape"]

@@ -376,7 +376,7 @@ def line_shape(context: dict[str, Any]) -> str:
         context["basis"],
         context["typical"],
         context["seconds"] is None,
-        "own" in context,
+        context.get("own"),  # a room's own page: its figures are in its text
         drop_parts,
         tuple(name for name, text in figures.items() if text),  # which ones show
     )
