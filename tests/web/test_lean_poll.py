@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from tests.api.conftest import flask_requests
 from tests.web.conftest import Visitor, running_app
@@ -259,6 +260,11 @@ def test_made_up_polls_are_answered_never_with_a_500(
     for cookie in ("", "x" * 8000, "..", "e30.AAAA.BBBB", "\u00e9t\u00e9"):
         answer = app.test_client().get(url, headers={**HTMX, "Cookie": f"session={cookie}"})
         assert answer.status_code < 500, cookie
+    for raw in ("session=\xe9", "lang=\xe9\xe9; session=x", "\xff\xfe"):  # no UTF-8
+        environ = EnvironBuilder(url, headers=HTMX).get_environ()
+        environ["HTTP_COOKIE"] = raw  # as the server decodes bytes (the test client would not)
+        _, status, _ = run_wsgi_app(app, environ, buffered=True)
+        assert int(status.split()[0]) < 500, raw
     assert 'data-figure="position">1<' in bob.get(url, htmx=True).get_data(as_text=True)
 
 

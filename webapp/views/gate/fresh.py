@@ -9,11 +9,10 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from werkzeug.http import parse_cookie
-
 from webapp.domain.bypass import bypasses
 from webapp.domain.passes import InvalidPass, cookie_name
 from webapp.domain.rooms import RoomNotFound, valid_room_name
+from webapp.web.cookies import cookies_of
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -57,7 +56,7 @@ class FreshGate:
             started = time.perf_counter()
             room = path[len("/gate/") :]
             if valid_room_name(room):
-                cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
+                cookies = cookies_of(environ.get("HTTP_COOKIE", ""))
                 raw = pass_in(room, cookies, environ.get("HTTP_AUTHORIZATION", ""))
                 now = self.clock()
                 try:

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from redis.exceptions import RedisError
-from werkzeug.http import parse_cookie
 
 from webapp.domain.refusals import RoomError
 from webapp.domain.settings import RoomSettings
@@ -36,6 +35,7 @@ from webapp.domain.tickets import public_id, valid_room_name
 from webapp.views.shared import own_page, place, session
 from webapp.web import jsonio
 from webapp.web.admin_session import REDIS_FAILED, PanelSessionInterface
+from webapp.web.cookies import cookies_of
 from webapp.web.i18n import COOKIE as LANGUAGE_COOKIE
 from webapp.web.i18n import choose_language, speaking
 from webapp.web.metrics import ENDPOINT
@@ -161,24 +161,6 @@ def first_values(query: str) -> dict[str, str]:
         name, _, value = pair.partition("=")
         if "%" in pair or "+" in pair:
             name, value = unquote(name.replace("+", " ")), unquote(value.replace("+", " "))
-        found.setdefault(name, value)
-    return found
-
-
-def cookies_of(header: str) -> dict[str, str]:
-    """Each cookie's first value, as werkzeug's ``parse_cookie`` reads them; a header
-    of plain pairs (as this app's cookies are) without its regular expression."""
-    found: dict[str, str] = {}
-    if not header.isascii() or '"' in header:
-        return parse_cookie(header).to_dict()
-    for part in header.split(";"):
-        part = part.strip(" \t")
-        if not part:
-            continue
-        name, _, value = part.partition("=")
-        name, value = name.rstrip(" \t"), value.lstrip(" \t")
-        if not name or any(blank in name or blank in value for blank in " \t"):
-            return parse_cookie(header).to_dict()  # a blank inside: werkzeug's rules
         found.setdefault(name, value)
     return found
 
