@@ -244,7 +244,7 @@
     if (update.wait !== null) { status.dataset.wait = update.wait; }
     var next = new URL(status.dataset.next || status.getAttribute("hx-get"), location.href);
     next.searchParams.set("seen", update.seen);
-    if (update.shown) { next.searchParams.set("shown", update.shown); }
+    if (update.shown) { next.searchParams.set("shown", update.shown); } else { next.searchParams.delete("shown"); }
     status.dataset.next = next.pathname + next.search;
     var notice = byId("notice"), noticeText = byId("notice-text");
     if (notice && noticeText) {

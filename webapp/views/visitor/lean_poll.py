@@ -7,8 +7,10 @@ it (docs/performance.md). This WSGI middleware answers the common case itself wi
 the same parts the view uses: the signed cookie as the session interface verifies it
 (``PanelSessionInterface.verified``, once per process), the visitor's ticket as the
 session module reads it, the look and check-in of ``Visits.page_place``, the context of
-``place.line_context``, the partial ``_line_status.html`` in the visitor's language
-(``i18n.choose_language``) and the room pages' policy (``own_page.pages_policy``). Only
+``place.line_context``, and, in the visitor's language (``i18n.choose_language``),
+the figures alone as JSON when the poll names the shape its page shows and that shape
+holds (``X-Line-Shape``, ``place.line_update``: what waiting.js sends), else the
+partial ``_line_status.html``; and the room pages' policy (``own_page.pages_policy``). Only
 an application context is pushed, so the words, the formats and the room's settings
 are read as in a view; URLs are built by the app's own routes.
 
