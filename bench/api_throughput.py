@@ -150,7 +150,8 @@ OPERATIONS = [
     ),
 ]
 PAGE_POLL_LABEL = "waiting page's poll"
-OPERATIONS.append(
+PARTIAL_POLL_LABEL = "page's poll, partial"
+OPERATIONS += [
     Operation(
         PAGE_POLL_LABEL,
         "app",
@@ -160,10 +161,26 @@ OPERATIONS.append(
         note="a browser's waiting page polls (its cookie, HX-Request, the shape its page "
         "shows): the figures alone, as JSON",
         versus=BARE_CHECKIN,
-    )
-)
+    ),
+    Operation(
+        PARTIAL_POLL_LABEL,
+        "app",
+        "GET",
+        "{token}",
+        pool="page-poll-partial",
+        note="the same poll without the shape (htmx alone, no waiting.js): the whole "
+        "partial template",
+        versus=BARE_CHECKIN,
+    ),
+]
 BY_LABEL = {op.label: op for op in OPERATIONS}
-POLL_LABELS = (OPERATIONS[0].label, BARE_CHECKIN, "check-in, waiting", PAGE_POLL_LABEL)
+POLL_LABELS = (
+    OPERATIONS[0].label,
+    BARE_CHECKIN,
+    "check-in, waiting",
+    PAGE_POLL_LABEL,
+    PARTIAL_POLL_LABEL,
+)
 GOAL32_POLL = 1.0  # issue 32: the waiting page's poll at least the bare endpoint's
 JOINS = ("join, admitted", "join, to the line")
 JOIN_LABELS = (OPERATIONS[0].label, BARE_JOIN, *JOINS)  # --joins: these alone
@@ -383,11 +400,12 @@ class Browser:
         return response.read().decode()
 
 
-def browse(port: int, room: str, count: int) -> list[str]:
+def browse(port: int, room: str, count: int, figures: bool) -> list[str]:
     """``count`` browsers join ``room``'s line through its pages, each from an address of
     its own: the lobby (its CSRF token, the session cookie), the join's form, the waiting
-    page. Returns each one's poll as waiting.js sends it while the page's shape holds:
-    the path, then after a NUL its header lines (the cookie, ``HX-Request``, the shape)."""
+    page. Returns each one's poll as waiting.js sends it while the page's shape holds
+    (``figures``; else as htmx alone would, for the whole partial): the path, then after
+    a NUL its header lines (the cookie, ``HX-Request``, the shape)."""
     polls = []
     for address in addresses(count):
         browser = Browser(port, address)
@@ -397,16 +415,17 @@ def browse(port: int, room: str, count: int) -> list[str]:
         browser.visit("POST", f"/rooms/{room}/join", form, **{"Content-Type": FORM})
         page = browser.visit("GET", f"/rooms/{room}")
         path, shape = PAGE_POLL.search(page), SHAPE.search(page)
-        assert path and shape, "no poll on the waiting page"
-        headers = (
-            f"Cookie: {browser.cookie()}\r\nHX-Request: true\r\nX-Line-Shape: {shape.group(1)}\r\n"
-        )
+        assert path, "no poll on the waiting page"
+        headers = f"Cookie: {browser.cookie()}\r\nHX-Request: true\r\n"
+        if figures:
+            assert shape, "no shape on the waiting page"
+            headers += f"X-Line-Shape: {shape.group(1)}\r\n"
         polls.append(f"{path.group(1).replace('&amp;', '&')}\0{headers}")
         browser.conn.close()
-    client = KeepAlive(port)  # the answer the bench measures: the figures alone
+    client = KeepAlive(port)  # the answer the bench measures: the figures, or the partial
     status, body = client.send(client.message("GET", polls[0]))
     client.close()
-    if status != 200 or not body.startswith(b"{"):
+    if status != 200 or body.startswith(b"{") != figures:
         raise RuntimeError(f"a poll during set-up: HTTP {status} {body[:200]!r}")
     return polls
 
@@ -438,8 +457,8 @@ def obey(command: str, args: list[Any], pools: dict[str, list[list[str]]], threa
         pools[pool] = in_threads(fill, [(port, room, per_thread)] * threads)
         return None
     if command == "browse":
-        pool, port, room, per_thread = args
-        pools[pool] = in_threads(browse, [(port, room, per_thread)] * threads)
+        pool, port, room, per_thread, figures = args
+        pools[pool] = in_threads(browse, [(port, room, per_thread, figures)] * threads)
         return None
     if command == "names":  # tokens the bare line learns at their first check-in
         pool, per_thread = args
@@ -612,7 +631,10 @@ class Bench:
             self.clients.ask("fill", pool, self.ports["app"], name, self.args.fill, timeout=120)
         browsers = max(self.args.fill // 25, 1)  # each makes three requests to join
         name = ROOMS["page-poll"].name
-        self.clients.ask("browse", "page-poll", self.ports["app"], name, browsers, timeout=120)
+        for pool, figures in (("page-poll", True), ("page-poll-partial", False)):
+            self.clients.ask(
+                "browse", pool, self.ports["app"], name, browsers, figures, timeout=120
+            )
         self.clients.ask("names", "bare-line", self.args.fill, timeout=30)
 
     def redis_usage(self) -> tuple[int, float]:
