@@ -193,6 +193,19 @@ def test_waits_are_written_for_the_locale(
         assert format_timedelta(60) == retry
 
 
+def test_a_wait_that_may_end_within_the_hour_is_said_in_minutes(app: Any) -> None:
+    """A range from 12 to 72 minutes is "about 12 to 72 minutes", not "about 1 to 2
+    hours" (which said more than an hour while the clock time beside it said 42
+    minutes); a range that starts past an hour, or runs past three, is said in hours."""
+    from webapp.domain.estimate import Estimate
+    from webapp.views.shared.words import wait_words
+
+    with app.test_request_context("/", headers={"Accept-Language": "en"}):
+        assert wait_words(Estimate(42 * 60, (30 * 60) ** 2)) == "about 12 to 72 minutes"
+        assert wait_words(Estimate(100 * 60, (30 * 60) ** 2)) == "about 1 to 3 hours"
+        assert wait_words(Estimate(2 * 3600, 6000.0**2)) == "about 1 to 4 hours"
+
+
 @pytest.mark.parametrize(
     ("header", "start", "words"),
     [

@@ -72,6 +72,9 @@ def explain(error: engine.RoomError) -> str:
     return english  # the admin's refusals (settings conflicts, draws): the panel is English
 
 
+MINUTES_UP_TO = 3 * 3600  # a range starting under an hour is said in minutes up to this
+
+
 def trend_words(trend: str | None) -> str | None:
     """Why the estimate moved, when the line's pace did: a growing figure reads as news,
     not as a broken clock."""
@@ -83,7 +86,8 @@ def trend_words(trend: str | None) -> str | None:
 
 
 def wait_words(guess: Estimate | None, room_status: str = "open", poor: bool = False) -> str:
-    """The estimated wait as a range in plain words: "about 3 to 5 minutes". (The
+    """The estimated wait as a range in plain words: "about 3 to 5 minutes", "about 20 to
+    80 minutes" (a range that starts under an hour, not "1 to 2 hours"). (The
     waiting page says "paused" and "no estimate yet" itself, in its own words.) With
     ``poor`` (the room's estimates have been off lately: ``estimate.poor_record``) the
     range is wider and says "roughly"."""
@@ -98,7 +102,7 @@ def wait_words(guess: Estimate | None, room_status: str = "open", poor: bool = F
         return _("less than a minute")
     if high < 120:
         return _("about a minute or two")
-    if high < 3600:
+    if high < 3600 or (low < 3600 and high < MINUTES_UP_TO):  # (hours would overstate low)
         low_m, high_m = max(math.floor(low / 60), 1), math.ceil(high / 60)
         if high_m > low_m and poor:
             return ngettext(
