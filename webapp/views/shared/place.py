@@ -37,7 +37,7 @@ from webapp.views.shared.words import (
     wait_words,
 )
 from webapp.web.i18n import current_language
-from webapp.web.replies import drop_view
+from webapp.web.replies import DropView, drop_view
 
 CLOSE_TOO_MANY = 4008  # a room socket's close code: over WEBAPP_MAX_CONNECTIONS_PER_USER
 CLOSE_TRY_AGAIN = 1013  # a room socket's close code: Redis is unavailable; reconnect later
@@ -304,12 +304,9 @@ def line_context(
         "ticket": ticket,
         "you": public_id(ticket.token),
         "shown": shown,  # the figure shown, for the next poll's URL
-        # the words follow how right the room's estimates have been lately
-        "wait": None if guess is None else wait_words(guess, poor=poor),
         "seconds": None if guess is None else round(guess.wait),
         "basis": standing.basis,
         "typical": settings.typical_stay_seconds,
-        "trend": trend_words(standing.trend),
         "poll": standing.poll_after,
         "refresh": max(standing.poll_after, NO_SCRIPT_POLL),
         "announce": moved_words(ticket.position, ticket.ahead) if moved else "",
@@ -320,21 +317,23 @@ def line_context(
         "drop": drop_view(services(), room, settings, ticket),
         "site": settings.site_url,  # a site room: the turn leads to the site
         "method": standing.method,  # random: a chance, not a place; passthrough: going in
-        "chance": chance_words(standing.chance),
     }
     if settings.page_template:  # the room's own page (issue 30)
         context["own"] = own_body(room, standing, settings, context)
         context["own_controls"] = page_template.names_controls(settings.page_template)
-    context["figures"] = line_figures(context)
+    context["figures"] = line_figures(standing, start, context["drop"], poor)
     context["shape"] = line_shape(context)
     return context
 
 
-def line_figures(context: dict[str, Any]) -> dict[str, str]:
+def line_figures(
+    standing: Standing, start: int, drop: DropView | None, poor: bool
+) -> dict[str, str]:
     """What a poll changes on a waiting page whose shape it keeps (``line_shape``): the
     text of each ``data-figure`` element of ``_line_status.html`` (``data-figure-value``:
-    a progress bar's value), as the template prints it and ``waiting.js`` sets it."""
-    ticket, start, drop = context["ticket"], context["start"], context["drop"]
+    a progress bar's value), as the template prints it and ``waiting.js`` sets it. The
+    wait's words follow how right the room's estimates have been lately (``poor``)."""
+    ticket, guess = standing.ticket, standing.estimate
     outlook = drop.outlook if drop is not None else None
     stock = outlook.stock_left if outlook is not None else None
     return {
@@ -344,9 +343,9 @@ def line_figures(context: dict[str, Any]) -> dict[str, str]:
         "in-line": str(ticket.waiting),
         "progress": str(start - ticket.position),
         "progress-text": progress_words(start, ticket.position) if start > 1 else "",
-        "wait": context["wait"] or "",
-        "trend": context["trend"] or "",
-        "chance": context["chance"] or "",
+        "wait": "" if guess is None else wait_words(guess, poor=poor),
+        "trend": trend_words(standing.trend) or "",
+        "chance": chance_words(standing.chance) or "",
         "stock": "" if stock is None else stock_words(stock),
     }
 
