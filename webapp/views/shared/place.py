@@ -180,8 +180,7 @@ def waiting_page(room: str, standing: Standing) -> ResponseReturnValue:
         email=session.email(room),
     )
     if polled and request.headers.get(SHAPE_HEADER) == context["shape"]:
-        response = make_response(line_update(context))  # the page's shape holds
-        response.headers["Cache-Control"] = "no-store"
+        response = no_store(line_update(context))  # the page's shape holds: its figures
         response.vary.add("Accept-Language")  # the figures' words are in the page's
         response.vary.add(SHAPE_HEADER)
         return response
@@ -277,7 +276,7 @@ def to_gate(room: str) -> ResponseReturnValue:
     return redirect(url), 303
 
 
-def no_store(page: str) -> Response:
+def no_store(page: str | dict[str, Any]) -> Response:
     """A live page is never kept for Back: the browser asks again, and is shown what is
     true now (the ended state after leaving, never the old place)."""
     response = make_response(page)
