@@ -310,3 +310,28 @@ def test_a_redis_failure_is_answered_at_once_by_the_outage_page(
     answer = bob.get(url, htmx=True)
     assert answer.status_code == 503 and "Retry-After" in answer.headers
     assert looks == ["hall"]  # (the failure answers before the recording hook runs)
+
+
+def test_an_outsiders_shape_gets_nothing_of_another_place(
+    app: Flask, make_visitor: Any, make_room: Any, r: Any
+) -> None:
+    """The shape names the place it was made for: another visitor's shape sent with
+    one's own cookie gets one's own partial, never the other's figures; a stranger
+    without a session, or with a forged one, sending it gets no figures either, and
+    changes nothing in Redis."""
+    bob, url = waiting(app, make_visitor, make_room)
+    bob_shape = SHAPE.search(bob.get(url, htmx=True).get_data(as_text=True))
+    assert bob_shape
+    cara = make_visitor("Cara")
+    cara_url = POLL.search(cara.join("hall").get_data(as_text=True))
+    assert cara_url
+    cara_path = cara_url.group(1).replace("&amp;", "&")
+    stolen = {"X-Line-Shape": bob_shape.group(1)}
+    answer = cara.get(cara_path, htmx=True, headers=stolen)
+    assert not answer.is_json and 'data-figure="position">2<' in answer.get_data(as_text=True)
+    before = {key: r.dump(key) for key in r.keys("*")}
+    for cookie in ("", "session=eyJ0aWNrZXRzIjp7fX0.forged.signature"):
+        stranger = app.test_client().get(url, headers={**HTMX, **stolen, "Cookie": cookie})
+        assert stranger.status_code < 500 and not stranger.is_json
+        assert "Bob" not in stranger.get_data(as_text=True)
+    assert {key: r.dump(key) for key in r.keys("*")} == before
